@@ -1,0 +1,160 @@
+package expr
+
+// node is an expression tree node. Every node knows its position (the first character of its
+// operator or literal) and evaluates itself; the evaluator charges one operation per node.
+type node interface {
+	Pos() Pos
+	eval(st *state) (any, error)
+}
+
+// chainNode is a node that can be part of an optional chain (a?.b.c): evalChain reports whether
+// an optional link met null, so that the whole chain is null (SPEC-DECISIONS §10).
+type chainNode interface {
+	node
+	evalChain(st *state) (v any, short bool, err error)
+}
+
+type (
+	litNode struct {
+		p Pos
+		v any
+	}
+	// identNode is a name. up/idx locate an arrow parameter (up frames out, slot idx); idx < 0
+	// means a global name: a variable, a user function or a builtin.
+	identNode struct {
+		p    Pos
+		name string
+		up   int
+		idx  int
+	}
+	listNode struct {
+		p      Pos
+		elems  []node
+		spread []bool // nil when no element is spread
+	}
+	objProp struct {
+		p       Pos
+		key     string
+		keyNode node // computed key [expr]
+		val     node
+		spread  bool
+	}
+	objectNode struct {
+		p     Pos
+		props []objProp
+	}
+	memberNode struct {
+		p        Pos // of the property name
+		x        node
+		name     string
+		optional bool // x?.name
+	}
+	indexNode struct {
+		p        Pos // of '['
+		x, idx   node
+		optional bool // x?.[idx]
+	}
+	// callNode calls a global function by name (user function, builtin, or a function value
+	// held by a variable) or the function value of an arbitrary callee.
+	callNode struct {
+		p        Pos // of the callee
+		name     string
+		callee   node // nil when name is a global function name
+		args     []node
+		optional bool // f?.(…)
+	}
+	// methodNode is recv.name(args): the builtin name(recv, args…) (SPEC-DECISIONS §5).
+	methodNode struct {
+		p        Pos // of the method name
+		recv     node
+		name     string
+		args     []node
+		optional bool // recv?.name(…)
+	}
+	unaryNode struct {
+		p  Pos
+		op string
+		x  node
+	}
+	binaryNode struct {
+		p    Pos // of the operator
+		op   string
+		x, y node
+	}
+	condNode struct {
+		p       Pos
+		c, a, b node
+	}
+	arrowNode struct {
+		p      Pos
+		params []string
+		body   node
+	}
+	tmplNode struct {
+		p     Pos
+		strs  []string // len(strs) == len(exprs)+1
+		exprs []node
+	}
+)
+
+func (n *litNode) Pos() Pos     { return n.p }
+func (n *identNode) Pos() Pos   { return n.p }
+func (n *listNode) Pos() Pos    { return n.p }
+func (n *objectNode) Pos() Pos  { return n.p }
+func (n *memberNode) Pos() Pos  { return n.p }
+func (n *indexNode) Pos() Pos   { return n.p }
+func (n *callNode) Pos() Pos    { return n.p }
+func (n *methodNode) Pos() Pos  { return n.p }
+func (n *unaryNode) Pos() Pos   { return n.p }
+func (n *binaryNode) Pos() Pos  { return n.p }
+func (n *condNode) Pos() Pos    { return n.p }
+func (n *arrowNode) Pos() Pos   { return n.p }
+func (n *tmplNode) Pos() Pos    { return n.p }
+
+// walk calls f for n and every node below it, parents first; f returns false to skip children.
+func walk(n node, f func(node) bool) {
+	if n == nil || !f(n) {
+		return
+	}
+	switch x := n.(type) {
+	case *listNode:
+		for _, e := range x.elems {
+			walk(e, f)
+		}
+	case *objectNode:
+		for _, p := range x.props {
+			walk(p.keyNode, f)
+			walk(p.val, f)
+		}
+	case *memberNode:
+		walk(x.x, f)
+	case *indexNode:
+		walk(x.x, f)
+		walk(x.idx, f)
+	case *callNode:
+		walk(x.callee, f)
+		for _, a := range x.args {
+			walk(a, f)
+		}
+	case *methodNode:
+		walk(x.recv, f)
+		for _, a := range x.args {
+			walk(a, f)
+		}
+	case *unaryNode:
+		walk(x.x, f)
+	case *binaryNode:
+		walk(x.x, f)
+		walk(x.y, f)
+	case *condNode:
+		walk(x.c, f)
+		walk(x.a, f)
+		walk(x.b, f)
+	case *arrowNode:
+		walk(x.body, f)
+	case *tmplNode:
+		for _, e := range x.exprs {
+			walk(e, f)
+		}
+	}
+}

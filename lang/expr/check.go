@@ -1,0 +1,125 @@
+package expr
+
+// Check reports, with positions, what the parser lets through but the language refuses
+// (SPEC-DECISIONS §2 and §4): names that are neither in scope (inScope reports the names the
+// step may use — input, constants, now, earlier lets…) nor a function; calls to unknown
+// functions and methods; builtins called with the wrong number of arguments; `eval`; regex
+// literals passed to regex builtins that RE2 refuses. A nil inScope means no variables are in
+// scope. The list is sorted and empty when all is well.
+func (x *Expr) Check(inScope func(name string) bool) ErrorList {
+	if inScope == nil {
+		inScope = func(string) bool { return false }
+	}
+	c := checker{x: x, inScope: inScope}
+	walk(x.root, c.visit)
+	c.errs.Sort()
+	return c.errs
+}
+
+type checker struct {
+	x       *Expr
+	inScope func(string) bool
+	errs    ErrorList
+}
+
+func (c *checker) funcVisible(name string) bool {
+	return c.x.env.lookupFunc(name, c.x.limit) != nil || c.x.env.lookupBuiltin(name) != nil
+}
+
+// laterFunc reports whether name is a user function defined after this one (which it may not
+// call).
+func (c *checker) laterFunc(name string) bool {
+	return c.x.limit != 1<<63-1 && c.x.env.lookupFunc(name, 1<<63-1) != nil
+}
+
+func (c *checker) visit(n node) bool {
+	switch n := n.(type) {
+	case *identNode:
+		if n.idx >= 0 {
+			return true
+		}
+		switch {
+		case n.name == "eval":
+			c.errs.add(n.p, "'eval' is not allowed")
+		case c.inScope(n.name) || c.funcVisible(n.name):
+		case n.name == "undefined":
+			c.errs.add(n.p, "unknown name 'undefined' (there is no undefined; use null)")
+		case c.laterFunc(n.name):
+			c.errs.add(n.p, "function '%s' is defined later; a function may only use functions defined before it", n.name)
+		default:
+			c.errs.add(n.p, "unknown name '%s'", n.name)
+		}
+	case *callNode:
+		if n.callee != nil {
+			return true
+		}
+		u := c.x.env.lookupFunc(n.name, c.x.limit)
+		b := c.x.env.lookupBuiltin(n.name)
+		switch {
+		case n.name == "eval":
+			c.errs.add(n.p, "'eval' is not allowed")
+		case u != nil:
+		case b != nil:
+			c.checkBuiltin(b, n.p, n.args, 0)
+		case c.laterFunc(n.name):
+			c.errs.add(n.p, "function '%s' is defined later; a function may only call functions defined before it", n.name)
+		case c.inScope(n.name):
+		default:
+			c.errs.add(n.p, "unknown function '%s'", n.name)
+		}
+	case *methodNode:
+		b := c.x.env.lookupBuiltin(n.name)
+		switch {
+		case b == nil:
+			c.errs.add(n.p, "unknown method '%s'", n.name)
+		case !b.method:
+			c.errs.add(n.p, "'%s' is not a method; call it as %s(x, …)", n.name, n.name)
+		default:
+			c.checkBuiltin(b, n.p, n.args, 1)
+		}
+	}
+	return true
+}
+
+// checkBuiltin checks the argument count and literal regex patterns of a call; shift is 1 for a
+// method call, whose receiver is argument 0.
+func (c *checker) checkBuiltin(b *builtin, p Pos, args []node, shift int) {
+	if n := len(args) + shift; n < b.minArgs || b.maxArgs >= 0 && n > b.maxArgs {
+		c.errs.add(p, "%s: %s", b.name, arityText(b, n))
+	}
+	for i, a := range args {
+		if b.regexArgs&(1<<uint(i+shift)) == 0 {
+			continue
+		}
+		lit, ok := a.(*litNode)
+		if !ok {
+			continue
+		}
+		s, ok := lit.v.(string)
+		if !ok {
+			continue
+		}
+		if _, err := c.x.env.Regexp(s); err != nil {
+			c.errs.add(lit.p, "%s: %v", b.name, err)
+		}
+	}
+}
+
+// FreeNames returns the global names x reads (not arrow parameters), in order of first use,
+// without duplicates. The plugin validator uses it to say which earlier step a name needs.
+func (x *Expr) FreeNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	walk(x.root, func(n node) bool {
+		if id, ok := n.(*identNode); ok && id.idx < 0 && !seen[id.name] {
+			seen[id.name] = true
+			out = append(out, id.name)
+		}
+		return true
+	})
+	return out
+}
+
+// String returns the expression's source.
+func (x *Expr) String() string { return x.src }
+
