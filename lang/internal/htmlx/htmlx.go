@@ -1,0 +1,255 @@
+// Package htmlx holds the HTML side of the plugin language's standard library (SPEC-DECISIONS §5
+// "HTML" and §10 "htmlText", "tableRows"): parsing documents and fragments, visible text, table
+// grids with rowspan and colspan expanded, attributes, serialisation and CSS selection.
+//
+// It is pure Go over golang.org/x/net/html and github.com/andybalholm/cascadia, and knows nothing
+// of the expression language; lang/stdlib wraps it as html, select, first, htmlText, attr,
+// innerHtml, outerHtml and tableRows. Work is charged to a Meter in units of one operation per
+// kilobyte of HTML (SPEC-DECISIONS §2): text bytes count as they are, each element as 32 bytes.
+// Walks are iterative, so deeply nested markup cannot exhaust the stack.
+package htmlx
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Meter is charged for work: Charge(n) takes n operations and returns an error (the budget's own)
+// when the budget is spent. lang/expr's *Call and *Budget satisfy it. A nil Meter charges nothing.
+type Meter interface {
+	Charge(n int) error
+}
+
+// KB is the number of bytes of HTML or text that cost one operation.
+const KB = 1024
+
+// elementWeight is what one element counts for, in bytes, when a walk is charged.
+const elementWeight = 32
+
+// meter accumulates weight and charges one operation per KB of it.
+type meter struct {
+	m   Meter
+	acc int
+}
+
+// add counts n bytes of work and charges each whole KB.
+func (mt *meter) add(n int) error {
+	if mt.m == nil {
+		return nil
+	}
+	mt.acc += n
+	if mt.acc >= KB {
+		ops := mt.acc / KB
+		mt.acc %= KB
+		return mt.m.Charge(ops)
+	}
+	return nil
+}
+
+// chargeBytes charges one operation per started KB of n bytes, before the work that reads them.
+func chargeBytes(m Meter, n int) error {
+	if m == nil {
+		return nil
+	}
+	return m.Charge(n/KB + 1)
+}
+
+// ParseDocument parses text as a whole HTML document (html(text)): the result is a DocumentNode
+// with <html>, <head> and <body> as a browser builds them. Entities are decoded. The parse costs
+// one operation per started KB, charged before it. The one way it fails is markup nesting more
+// than 512 elements deep (a limit of golang.org/x/net/html).
+func ParseDocument(text string, m Meter) (*html.Node, error) {
+	if err := chargeBytes(m, len(text)); err != nil {
+		return nil, err
+	}
+	doc, err := html.Parse(strings.NewReader(text))
+	if err != nil {
+		return nil, parseError(err)
+	}
+	return doc, nil
+}
+
+// ParseNode turns an HTML string passed where a node is expected into a node (SPEC-DECISIONS §5:
+// "any function that takes a node also takes an HTML string"). A string that starts (after
+// spaces and a BOM) with <!DOCTYPE or <html is parsed as a document; anything else is parsed as
+// a fragment, in the context its first tag needs (a table row in a table body, a cell in a row,
+// everything else in <body>), under a DocumentNode of its own — so attr('<a href=x>', 'href')
+// and outerHtml('<b>x</b>') see just what was written. Costs as ParseDocument.
+func ParseNode(text string, m Meter) (*html.Node, error) {
+	head := strings.TrimLeft(strings.TrimPrefix(text, "\ufeff"), " \t\r\n\f")
+	if hasFoldPrefix(head, "<!doctype") || hasFoldPrefix(head, "<html") {
+		return ParseDocument(text, m)
+	}
+	if err := chargeBytes(m, len(text)); err != nil {
+		return nil, err
+	}
+	ctx := &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body}
+	switch firstTag(head) {
+	case "tr":
+		ctx = &html.Node{Type: html.ElementNode, Data: "tbody", DataAtom: atom.Tbody}
+	case "td", "th":
+		ctx = &html.Node{Type: html.ElementNode, Data: "tr", DataAtom: atom.Tr}
+	case "thead", "tbody", "tfoot", "caption", "colgroup", "col":
+		ctx = &html.Node{Type: html.ElementNode, Data: "table", DataAtom: atom.Table}
+	}
+	nodes, err := html.ParseFragment(strings.NewReader(text), ctx)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	doc := &html.Node{Type: html.DocumentNode}
+	for _, n := range nodes {
+		doc.AppendChild(n)
+	}
+	return doc, nil
+}
+
+// parseError words the parser's only failure on a string (more than 512 open elements).
+func parseError(err error) error {
+	if strings.Contains(err.Error(), "open stack of elements exceeds") {
+		return errors.New("cannot parse HTML: elements nest more than 512 deep")
+	}
+	return fmt.Errorf("cannot parse HTML: %v", err)
+}
+
+func hasFoldPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// firstTag returns the lower-case name of the start tag at the front of s, or "".
+func firstTag(s string) string {
+	if len(s) < 2 || s[0] != '<' {
+		return ""
+	}
+	i := 1
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	return strings.ToLower(s[1:i])
+}
+
+// Element returns the element a node stands for where one element is needed (attr): the node
+// itself when it is an element, the first element child of a document, or nil.
+func Element(n *html.Node) *html.Node {
+	if n == nil {
+		return nil
+	}
+	if n.Type == html.DocumentNode {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode {
+				return c
+			}
+		}
+		return nil
+	}
+	if n.Type != html.ElementNode {
+		return nil
+	}
+	return n
+}
+
+// Attr returns the value of the attribute name (ASCII case-insensitive) of the element n stands
+// for (see Element), and whether it is present. Entities in the value are already decoded.
+func Attr(n *html.Node, name string) (string, bool) {
+	el := Element(n)
+	if el == nil {
+		return "", false
+	}
+	name = strings.ToLower(name)
+	for _, a := range el.Attr {
+		if a.Namespace == "" && a.Key == name {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+// errLimitWriter stops rendering once the meter refuses.
+type meteredWriter struct {
+	buf bytes.Buffer
+	mt  meter
+	err error
+}
+
+func (w *meteredWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if err := w.mt.add(len(p)); err != nil {
+		w.err = err
+		return 0, err
+	}
+	return w.buf.Write(p)
+}
+
+// errNoRender is returned when html.Render refuses a tree (it cannot for parsed trees).
+var errNoRender = errors.New("cannot serialise this node")
+
+// OuterHTML serialises n with its own tag (outerHtml). A document serialises as a whole. Costs one
+// operation per KB written, charged as it is written.
+func OuterHTML(n *html.Node, m Meter) (string, error) {
+	w := &meteredWriter{mt: meter{m: m}}
+	if err := html.Render(w, n); err != nil {
+		if w.err != nil {
+			return "", w.err
+		}
+		return "", errNoRender
+	}
+	return w.buf.String(), nil
+}
+
+// InnerHTML serialises the children of n (innerHtml). Costs as OuterHTML.
+func InnerHTML(n *html.Node, m Meter) (string, error) {
+	w := &meteredWriter{mt: meter{m: m}}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if err := html.Render(w, c); err != nil {
+			if w.err != nil {
+				return "", w.err
+			}
+			return "", errNoRender
+		}
+	}
+	return w.buf.String(), nil
+}
+
+// walk visits the subtree of root in document order, calling enter for each node and leave for
+// each node after its children; enter returning false skips the node's children (leave is still
+// called). It uses the tree's own links, not recursion.
+func walk(root *html.Node, enter func(*html.Node) (bool, error), leave func(*html.Node)) error {
+	n := root
+	for {
+		descend, err := enter(n)
+		if err != nil {
+			return err
+		}
+		if descend && n.FirstChild != nil {
+			n = n.FirstChild
+			continue
+		}
+		for {
+			if leave != nil {
+				leave(n)
+			}
+			if n == root {
+				return nil
+			}
+			if n.NextSibling != nil {
+				n = n.NextSibling
+				break
+			}
+			n = n.Parent
+		}
+	}
+}
+
+// weight is what a node counts for when a walk is charged.
+func weight(n *html.Node) int {
+	if n.Type == html.TextNode {
+		return len(n.Data)
+	}
+	return elementWeight
+}
