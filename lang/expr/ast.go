@@ -97,19 +97,19 @@ type (
 	}
 )
 
-func (n *litNode) Pos() Pos     { return n.p }
-func (n *identNode) Pos() Pos   { return n.p }
-func (n *listNode) Pos() Pos    { return n.p }
-func (n *objectNode) Pos() Pos  { return n.p }
-func (n *memberNode) Pos() Pos  { return n.p }
-func (n *indexNode) Pos() Pos   { return n.p }
-func (n *callNode) Pos() Pos    { return n.p }
-func (n *methodNode) Pos() Pos  { return n.p }
-func (n *unaryNode) Pos() Pos   { return n.p }
-func (n *binaryNode) Pos() Pos  { return n.p }
-func (n *condNode) Pos() Pos    { return n.p }
-func (n *arrowNode) Pos() Pos   { return n.p }
-func (n *tmplNode) Pos() Pos    { return n.p }
+func (n *litNode) Pos() Pos    { return n.p }
+func (n *identNode) Pos() Pos  { return n.p }
+func (n *listNode) Pos() Pos   { return n.p }
+func (n *objectNode) Pos() Pos { return n.p }
+func (n *memberNode) Pos() Pos { return n.p }
+func (n *indexNode) Pos() Pos  { return n.p }
+func (n *callNode) Pos() Pos   { return n.p }
+func (n *methodNode) Pos() Pos { return n.p }
+func (n *unaryNode) Pos() Pos  { return n.p }
+func (n *binaryNode) Pos() Pos { return n.p }
+func (n *condNode) Pos() Pos   { return n.p }
+func (n *arrowNode) Pos() Pos  { return n.p }
+func (n *tmplNode) Pos() Pos   { return n.p }
 
 // walk calls f for n and every node below it, parents first; f returns false to skip children.
 func walk(n node, f func(node) bool) {

@@ -122,4 +122,3 @@ func (x *Expr) FreeNames() []string {
 
 // String returns the expression's source.
 func (x *Expr) String() string { return x.src }
-
