@@ -1,0 +1,160 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Fetcher reads one file of a plugin. name is the absolute URL the loader computed (for links) or
+// the path relative to the folder (for LoadDir). Fetch reads at most max bytes: a longer file is
+// ErrTooLarge, a missing one wraps fs.ErrNotExist. The loader never lists folders (seed: "the app
+// never lists folders, any static host works").
+type Fetcher interface {
+	Fetch(ctx context.Context, name string, max int64) ([]byte, error)
+}
+
+// ErrTooLarge is returned by a Fetcher for a file longer than the bytes it was allowed.
+var ErrTooLarge = errors.New("file too large")
+
+// DirFetcher reads files from a local folder. Names are slash-separated paths relative to the
+// folder; they cannot leave it (os.Root refuses "..", absolute paths and symlinks that escape).
+type DirFetcher string
+
+// Fetch reads the file name inside the folder.
+func (d DirFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(string(d))
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not a file", name)
+	}
+	return readCapped(f, max)
+}
+
+// MapFetcher serves files from memory, keyed by the name the loader asks for (an absolute URL
+// for Load, a relative path for LoadFiles). It is the fetcher for tests and for drafts passed as
+// { files: { "PLUGIN.md": "…" } }.
+type MapFetcher map[string][]byte
+
+// Fetch returns the file stored under name.
+func (m MapFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, ok := m[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	if int64(len(b)) > max {
+		return nil, ErrTooLarge
+	}
+	return b, nil
+}
+
+// HTTPFetcher fetches files over https. It refuses other schemes, follows at most 5 redirects
+// (to https only), reads at most the bytes it is allowed, and gives up after Timeout per file
+// (10 s when zero) or when the context ends, whichever comes first.
+type HTTPFetcher struct {
+	// Client sends the requests; nil means a client with the redirect rule above.
+	Client *http.Client
+	// Timeout bounds one file's fetch; zero means 10 seconds.
+	Timeout time.Duration
+}
+
+// Fetch GETs the https URL name. A status other than 200 is an error naming the status; 404 wraps
+// fs.ErrNotExist.
+func (h *HTTPFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, error) {
+	u, err := url.Parse(name)
+	if err != nil || u.Scheme != "https" {
+		return nil, fmt.Errorf("%s: only https URLs can be fetched", name)
+	}
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := h.Client
+	if client == nil {
+		client = &http.Client{}
+	}
+	c := *client
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return fmt.Errorf("more than 5 redirects")
+		}
+		if req.URL.Scheme != "https" {
+			return fmt.Errorf("redirect to %s: only https is allowed", req.URL.Redacted())
+		}
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, name, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain, text/markdown, application/json, application/yaml, */*")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fmt.Errorf("%s: HTTP 404: %w", name, fs.ErrNotExist)
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("%s: HTTP %d", name, resp.StatusCode)
+	}
+	if resp.ContentLength > max {
+		return nil, ErrTooLarge
+	}
+	return readCapped(resp.Body, max)
+}
+
+func readCapped(r io.Reader, max int64) ([]byte, error) {
+	if max < 0 {
+		max = 0
+	}
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, ErrTooLarge
+	}
+	return b, nil
+}
+
+// describeFetchError shortens a fetch error for a diagnostic.
+func describeFetchError(name string, err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("cannot read %s: file not found", name)
+	case errors.Is(err, ErrTooLarge):
+		return fmt.Sprintf("cannot read %s: the loaded files would exceed %d KB", name, MaxTotalBytes>>10)
+	}
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "open ")
+	return fmt.Sprintf("cannot read %s: %s", name, msg)
+}

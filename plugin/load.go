@@ -1,0 +1,302 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/stdlib"
+)
+
+// LoadDir loads the plugin in a local folder: PLUGIN.md and the files its frontmatter names, and
+// nothing else. The error is non-nil only when PLUGIN.md cannot be read; every problem with the
+// plugin's content is a Diagnostic. The Plugin is returned even when the diagnostics hold errors
+// (see Plugin).
+func LoadDir(dir string) (*Plugin, []Diagnostic, error) {
+	p, ds, err := load(context.Background(), DirFetcher(dir), "", dir)
+	if p != nil {
+		p.Dir = dir
+	}
+	return p, ds, err
+}
+
+// Load loads the plugin behind an install link of any form ResolveLink accepts, fetching
+// PLUGIN.md and the files its frontmatter names through f. The error is non-nil when the link is
+// malformed or PLUGIN.md cannot be fetched; content problems are Diagnostics.
+func Load(ctx context.Context, f Fetcher, link string) (*Plugin, []Diagnostic, error) {
+	l, err := ResolveLink(link)
+	if err != nil {
+		return nil, nil, err
+	}
+	return load(ctx, f, l.Base, link)
+}
+
+// LoadFiles loads a draft given as files by relative path ({ "PLUGIN.md": …, "tools/x.yaml": … }),
+// as the assistant's plugins.validate tool passes them (seed 003 "让 AI 帮你写插件").
+func LoadFiles(ctx context.Context, files map[string][]byte) (*Plugin, []Diagnostic, error) {
+	return load(ctx, MapFetcher(files), "", "")
+}
+
+// loader holds the state of one load.
+type loader struct {
+	ctx    context.Context
+	f      Fetcher
+	base   string // "" for folders and drafts
+	budget int64
+	d      *diagList
+	p      *Plugin
+	env    *expr.Env
+	fm     *fileDec // the frontmatter
+}
+
+func (l *loader) name(rel string) string {
+	if l.base == "" {
+		return rel
+	}
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return l.base + strings.Join(segs, "/")
+}
+
+func load(ctx context.Context, f Fetcher, base, source string) (*Plugin, []Diagnostic, error) {
+	l := &loader{ctx: ctx, f: f, base: base, budget: MaxTotalBytes, d: &diagList{}}
+	text, err := f.Fetch(ctx, l.name(ManifestFile), l.budget)
+	if err != nil {
+		if err == ErrTooLarge {
+			return nil, nil, fmt.Errorf("%s is larger than %d KB", ManifestFile, MaxTotalBytes>>10)
+		}
+		return nil, nil, fmt.Errorf("cannot read %s: %w", ManifestFile, err)
+	}
+	l.budget -= int64(len(text))
+	l.env = stdlib.NewEnv()
+	p := &Plugin{
+		Source:   source,
+		Manifest: &Manifest{Pos: Positions{}},
+		Shared:   &Shared{Constants: expr.NewObject(0)},
+		Files:    map[string][]byte{ManifestFile: text},
+		Env:      l.env,
+	}
+	l.p = p
+	l.loadManifest(text)
+	p.Hash = ContentHash(p.Files)
+	for _, d := range Validate(p) {
+		l.d.add(d)
+	}
+	return p, l.d.result(), nil
+}
+
+// splitFrontmatter finds the YAML frontmatter of PLUGIN.md. It returns the text the YAML parser
+// reads (the file up to the closing line, with the opening "---" blanked so that lines and
+// columns match the file), the Markdown body, and ok.
+func splitFrontmatter(text []byte) (yamlText []byte, body string, ok bool) {
+	if !bytes.HasPrefix(text, []byte("---")) {
+		return nil, "", false
+	}
+	first := bytes.IndexByte(text, '\n')
+	if first < 0 || strings.TrimRight(string(text[3:first]), " \t\r") != "" {
+		return nil, "", false
+	}
+	off := first + 1
+	for off <= len(text) {
+		end := bytes.IndexByte(text[off:], '\n')
+		lineEnd := len(text)
+		if end >= 0 {
+			lineEnd = off + end
+		}
+		line := strings.TrimRight(string(text[off:lineEnd]), " \t\r")
+		if line == "---" || line == "..." {
+			y := make([]byte, off)
+			copy(y, text[:off])
+			copy(y, "   ")
+			bodyStart := lineEnd + 1
+			if bodyStart > len(text) {
+				bodyStart = len(text)
+			}
+			return y, string(text[bodyStart:]), true
+		}
+		if end < 0 {
+			break
+		}
+		off = lineEnd + 1
+	}
+	return nil, "", false
+}
+
+func (l *loader) loadManifest(text []byte) {
+	p := l.p
+	src := newSource(ManifestFile, text)
+	l.fm = &fileDec{src: src, d: l.d}
+	if !utf8.Valid(text) {
+		l.d.errorf(ManifestFile, src.pos(firstInvalidUTF8(text)), "", "file is not UTF-8 text")
+		return
+	}
+	if bytes.HasPrefix(text, []byte("\xef\xbb\xbf")) {
+		l.d.errorf(ManifestFile, expr.Pos{Line: 1, Col: 1}, "", "remove the byte-order mark at the start of %s", ManifestFile)
+		return
+	}
+	yamlText, body, ok := splitFrontmatter(text)
+	if !ok {
+		l.d.errorf(ManifestFile, expr.Pos{Line: 1, Col: 1}, "", "%s must start with YAML frontmatter between two --- lines", ManifestFile)
+		return
+	}
+	p.Instructions = strings.TrimSpace(body)
+	root, ok := parseYAML(src, yamlText, l.d)
+	if !ok {
+		return
+	}
+	m, raw := decodeManifest(l.fm, root)
+	p.Manifest = m
+
+	// shared: first, since every tool's Env builds on it.
+	switch {
+	case raw.inlineShared != nil:
+		p.Shared = decodeShared(l.fm, raw.inlineShared, "", l.env)
+	case m.Shared != "":
+		if f, n := l.yamlFile(m.Shared, "shared"); n != nil {
+			p.Shared = decodeShared(f, n, f.file(), l.env)
+		}
+	}
+	seen := map[string]string{}
+	for _, ref := range m.Tools {
+		var t *Tool
+		if ref.File == "" {
+			t, _ = decodeTool(l.fm, ref.Name, raw.inlineTools[ref.Name], l.env, p.Shared, false)
+		} else {
+			if other, dup := seen[ref.File]; dup {
+				l.d.errorf(ManifestFile, m.Pos.At("tools."+ref.Name+".file"), "", "tools.%s: %s is already the file of tool %s (one tool per file)", ref.Name, ref.File, other)
+				continue
+			}
+			seen[ref.File] = ref.Name
+			f, n := l.yamlFile(ref.File, "tools."+ref.Name+".file")
+			if n == nil {
+				continue
+			}
+			t, _ = decodeTool(f, ref.Name, n, l.env, p.Shared, false)
+		}
+		p.Tools = append(p.Tools, t)
+	}
+	for _, ref := range m.Widgets {
+		l.rawFile(ref.File, "widgets."+ref.Name)
+	}
+	for _, ref := range m.Screens {
+		l.rawFile(ref.File, "screens."+ref.Name)
+	}
+	if raw.server != nil {
+		m.Server = decodeServer(l.fm, raw.server, l.env, p.Shared, m.Pos)
+	}
+}
+
+// fetchFile reads one file the frontmatter names, reporting problems at the naming field.
+func (l *loader) fetchFile(rel, field string) (string, []byte) {
+	at := l.p.Manifest.Pos.At(field)
+	clean, err := checkRelPath(rel)
+	if err != nil {
+		l.d.errorf(ManifestFile, at, "", "%s: %v", field, err)
+		return "", nil
+	}
+	if clean == ManifestFile {
+		l.d.errorf(ManifestFile, at, "", "%s: %s cannot name %s itself", field, field, ManifestFile)
+		return "", nil
+	}
+	if b, ok := l.p.Files[clean]; ok {
+		return clean, b
+	}
+	b, err := l.f.Fetch(l.ctx, l.name(clean), l.budget)
+	if err != nil {
+		l.d.errorf(ManifestFile, at, "", "%s: %s", field, describeFetchError(clean, err))
+		return "", nil
+	}
+	l.budget -= int64(len(b))
+	l.p.Files[clean] = b
+	return clean, b
+}
+
+// yamlFile fetches and parses a YAML file the frontmatter names.
+func (l *loader) yamlFile(rel, field string) (*fileDec, *yaml.Node) {
+	name, b := l.fetchFile(rel, field)
+	if b == nil {
+		return nil, nil
+	}
+	src := newSource(name, b)
+	root, ok := parseYAML(src, b, l.d)
+	if !ok {
+		return nil, nil
+	}
+	return &fileDec{src: src, d: l.d}, root
+}
+
+// rawFile fetches a widget or screen file; Validate checks its content.
+func (l *loader) rawFile(rel, field string) {
+	l.fetchFile(rel, field)
+}
+
+func decodeServer(f *fileDec, n *yaml.Node, env *expr.Env, shared *Shared, pos Positions) *Server {
+	fs, ok := f.fields(n, "server", "", "network", "secrets", "functions")
+	if !ok {
+		return nil
+	}
+	s := &Server{Pos: f.pos(n)}
+	for _, k := range fs.order {
+		pos["server."+k] = f.pos(fs.get(k))
+	}
+	if x := fs.get("network"); x != nil {
+		var ps []expr.Pos
+		s.Network, ps, _ = f.strList(x, "server.network", "")
+		for i, p := range ps {
+			pos[fmt.Sprintf("server.network[%d]", i)] = p
+		}
+	}
+	if x := fs.get("secrets"); x != nil {
+		s.Secrets, _, _ = f.strList(x, "server.secrets", "")
+	}
+	if x := fs.get("functions"); x != nil {
+		ps, _ := f.mapping(x, "server.functions", "")
+		for _, p := range ps {
+			pos["server.functions."+p.key] = f.pos(p.k)
+			t, tfs := decodeTool(f, p.key, p.v, env, shared, true)
+			sf := &ServerFunction{Tool: t, Access: "user"}
+			if tfs != nil {
+				if y := tfs.get("access"); y != nil {
+					sf.Access, _ = f.str(y, "access", "")
+				}
+				if y := tfs.get("cache"); y != nil {
+					sf.Cache, _ = f.duration(y, "cache", "")
+				}
+			}
+			s.Functions = append(s.Functions, sf)
+		}
+	}
+	return s
+}
+
+// ContentHash is the hash of a plugin's loaded files: "sha256:" and the hex SHA-256 of, for each
+// file in path order, the path, a NUL, the length in decimal, a NUL and the bytes. The same files
+// always give the same hash; renaming or changing any loaded file changes it (seed "Updates").
+func ContentHash(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(len(files[n]))))
+		h.Write([]byte{0})
+		h.Write(files[n])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}

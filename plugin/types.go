@@ -1,0 +1,477 @@
+package plugin
+
+import (
+	"time"
+
+	"github.com/pkuinfo/harness/lang/expr"
+)
+
+// Plugin is one loaded plugin document: the manifest, the instructions, the tools and the files
+// they came from. LoadDir and Load return a Plugin even when the diagnostics hold errors, so that
+// tools can show what was read; never run a plugin whose diagnostics hold an error.
+type Plugin struct {
+	// Dir is the local folder it was loaded from ("" when loaded from a link).
+	Dir string
+	// Source is the folder or install link as given to LoadDir or Load.
+	Source string
+	// Manifest is the decoded frontmatter of PLUGIN.md.
+	Manifest *Manifest
+	// Instructions is the Markdown body of PLUGIN.md after the frontmatter (seed "The instructions").
+	Instructions string
+	// Tools are the manifest's tools in manifest order; tools that failed to load are absent.
+	Tools []*Tool
+	// Shared holds the `shared:` constants and functions; never nil (empty when there is none).
+	Shared *Shared
+	// Files maps each loaded file's relative path ("PLUGIN.md", "tools/free.yaml") to its bytes.
+	Files map[string][]byte
+	// Hash is "sha256:" and the hex SHA-256 of the loaded files (see ContentHash).
+	Hash string
+	// Env is the plugin's expression environment: the standard library plus the shared
+	// functions. Each Tool has its own Env layered on top with the tool's functions.
+	Env *expr.Env
+}
+
+// Tool returns the tool with the given name, or nil.
+func (p *Plugin) Tool(name string) *Tool {
+	for _, t := range p.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Manifest is the YAML frontmatter of PLUGIN.md (seed "The manifest"). Lists keep the order in
+// which they were written. Pos maps a field's dotted path ("id", "tools.free",
+// "i18n.en.tools.free.title") to the position of its value in PLUGIN.md.
+type Manifest struct {
+	Spec        int    // must be 1
+	ID          string // ^[a-z0-9][a-z0-9-]{1,40}$ (SPEC-DECISIONS §7)
+	Name        string
+	Description string // 4 to 200 characters
+	Version     string // semantic version, e.g. 1.2.0
+	Author      string
+	Icon        string // a host icon name, optional
+
+	Campus    []string // campus services called with the user's session (CampusServices)
+	Network   []string // public hosts: "example.com" or "*.example.com"
+	Abilities []string // host ability groups (Abilities)
+
+	Tools   []*ToolRef // tool name → file, or inline, in manifest order
+	Shared  string     // the shared file, "" when absent or written inline
+	Widgets []*FileRef // widget name → JSON file
+	Screens []*FileRef // screen name → JSON file
+
+	DataSources  []*DataSource
+	Settings     []*Setting
+	Commands     []*Command
+	DefaultModes []*DefaultMode
+	I18n         *I18n // nil when absent
+	Remote       *Remote
+	Cloud        *Cloud
+	Server       *Server
+
+	// Pos is the position of every field's value, by dotted path.
+	Pos Positions
+}
+
+// Requires is derived from the declarations, as the seed says ("You don't need to write
+// requires"): "campus-session" when Campus is set, "network" when Network or Remote is set,
+// "cloud" when Cloud or Server is set.
+func (m *Manifest) Requires() []string {
+	var r []string
+	if len(m.Campus) > 0 {
+		r = append(r, "campus-session")
+	}
+	if len(m.Network) > 0 || m.Remote != nil {
+		r = append(r, "network")
+	}
+	if m.Cloud != nil || m.Server != nil {
+		r = append(r, "cloud")
+	}
+	return r
+}
+
+// Positions maps a dotted field path to the position of its value in one file.
+type Positions map[string]expr.Pos
+
+// At returns the position recorded for path, or the position of its closest recorded parent
+// ("a.b.c" falls back to "a.b", then "a"), or 1:1.
+func (ps Positions) At(path string) expr.Pos {
+	for {
+		if p, ok := ps[path]; ok {
+			return p
+		}
+		i := lastDot(path)
+		if i < 0 {
+			return expr.Pos{Line: 1, Col: 1}
+		}
+		path = path[:i]
+	}
+}
+
+func lastDot(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' {
+			return i
+		}
+	}
+	return -1
+}
+
+// ToolRef is one entry of the manifest's `tools:` map.
+type ToolRef struct {
+	Name string
+	File string // the tool file, "" when the tool is written inline in the frontmatter
+	Pos  expr.Pos
+}
+
+// FileRef is one entry of `widgets:` or `screens:`: a name and a relative JSON file.
+type FileRef struct {
+	Name string
+	File string
+	Pos  expr.Pos
+}
+
+// DataSource is one entry of `dataSources:`: live data for widgets, read through a read tool
+// (or a server function with Fn), cached for TTL.
+type DataSource struct {
+	Name  string
+	Tool  string // a tool of this plugin, "" when Fn is set
+	Fn    string // a server function, "" when Tool is set
+	Args  any    // the tool's input as an expr value (nil when absent)
+	TTL   time.Duration
+	Title string
+	Pos   expr.Pos
+}
+
+// Setting is one row the plugin adds to Settings; tapping it opens one of the plugin's screens.
+type Setting struct {
+	Screen   string
+	Title    string
+	Subtitle string
+	Icon     string
+	Pos      expr.Pos
+}
+
+// Command is one slash command (`/name`, ^[a-z][a-z0-9-]*$). It either sends Prompt to the
+// assistant ({{input}} is replaced by what follows the command), opens Screen, or runs Tool with
+// Args.
+type Command struct {
+	Name        string
+	Description string
+	Aliases     []string
+	ArgHint     string
+	Prompt      string
+	Screen      string
+	Tool        string
+	Args        any
+	Pos         expr.Pos
+}
+
+// DefaultMode is one entry of `defaultModes:`: the starting permission mode for an effect.
+type DefaultMode struct {
+	Effect Effect
+	Mode   string // "auto", "ask" or "off"
+	Pos    expr.Pos
+}
+
+// I18n holds the translations; only English is defined (seed "Optional fields").
+type I18n struct {
+	En *Locale
+}
+
+// Locale is the English text of a plugin: i18n.en.
+type Locale struct {
+	Name         string
+	Description  string
+	Instructions string
+	Tools        []*ToolText // i18n.en.tools.<name>
+	Widgets      []*UIText
+	Screens      []*UIText
+	Settings     []*UIText
+	Commands     []*CommandText
+	DataSources  []*UIText
+}
+
+// ToolText is the English title and summary of one tool.
+type ToolText struct {
+	Name    string
+	Title   string
+	Summary string
+	Pos     expr.Pos
+}
+
+// UIText is the English text of a widget, screen, setting row or data source.
+type UIText struct {
+	Name        string
+	Title       string
+	Description string
+	Subtitle    string
+	Pos         expr.Pos
+}
+
+// CommandText is the English text of a slash command.
+type CommandText struct {
+	Name        string
+	Description string
+	ArgHint     string
+	Aliases     []string
+	Prompt      string
+	Pos         expr.Pos
+}
+
+// Remote describes a remote MCP server (seed "Optional fields": remote: { mcp, auth }).
+type Remote struct {
+	MCP  string // https URL of the MCP endpoint
+	Auth string // "none" or "bearer"
+	Pos  expr.Pos
+}
+
+// Cloud is the plugin's use of PKU harness Cloud (seed 003 "插件指南" §1).
+type Cloud struct {
+	Protocol     int
+	Uses         []string // store, channels, mailbox, push, files, functions
+	E2E          bool
+	Optional     bool
+	Pages        []string
+	DisclosureZh []string
+	DisclosureEn []string
+	BackendKind  string // "external" or ""
+	BackendURL   string
+	Pos          expr.Pos
+}
+
+// Server declares server functions (seed "Server functions"; off on the official server). The
+// steps of a server function are decoded and checked like a tool's, with `secrets` and `caller`
+// in scope and the server's own abilities (ServerAbilities) instead of the host's.
+type Server struct {
+	Network   []string
+	Secrets   []string
+	Functions []*ServerFunction
+	Pos       expr.Pos
+}
+
+// ServerFunction is one entry of server.functions: a tool-shaped function with an access rule
+// ("user" or "public") and an optional result cache time.
+type ServerFunction struct {
+	*Tool
+	Access string
+	Cache  time.Duration
+}
+
+// Shared is the `shared:` file (or inline map): constants and functions every tool sees. A tool's
+// own definition of the same name wins.
+type Shared struct {
+	File      string       // "" when inline or absent
+	Constants *expr.Object // name → value, in written order
+	Functions []*Function
+}
+
+// Tool is one tool (seed "Tools"). File is the file it was read from ("PLUGIN.md" for an inline
+// tool). Pos maps a field path ("title", "input.day.default") to its value's position in File.
+type Tool struct {
+	Name        string
+	File        string
+	Title       string // ≤ 60 characters
+	Summary     string // ≤ 80 characters, optional
+	Description string // for the model only
+	Effect      Effect
+	Input       []*InputField
+	// Constants are the tool's own constants, in written order.
+	Constants *expr.Object
+	// Functions are the tool's own functions, in written order.
+	Functions []*Function
+	Steps     []*Step
+	Return    *ExprField // nil when the tool has no return (its result is null)
+	Untrusted bool
+	UserOnly  bool
+	OnDemand  bool
+
+	// AllConstants is the shared constants overlaid with the tool's own (the tool's win), which
+	// is what `constants` and each constant's name mean inside the tool (SPEC-DECISIONS §4).
+	AllConstants *expr.Object
+	// Env is the plugin's Env plus the tool's own functions; parse and evaluate the tool's
+	// expressions with it.
+	Env *expr.Env
+	// Pos is the position of every field's value in File, by dotted path.
+	Pos Positions
+}
+
+// Function is one entry of `functions:`: a name and an arrow function.
+type Function struct {
+	Name string
+	Body *ExprField
+}
+
+// InputField is one field of a tool's input (seed "Each input field has the form { type, enum?,
+// default?, optional?, description?, min?, max?, pattern?, trim?, items? }"). Type is the
+// declared type, or the one implied by Enum when type is omitted.
+type InputField struct {
+	Name        string
+	Type        string // string, number, integer, boolean, array, object
+	Enum        []any
+	Default     any
+	HasDefault  bool
+	Optional    bool
+	Trim        bool
+	Description string
+	Min, Max    *float64 // bounds on a number, or on the length of a string or array
+	Pattern     string   // RE2, for strings
+	Items       *InputField
+	Pos         expr.Pos
+}
+
+// StepKind says which of the seed's step forms a Step is.
+type StepKind int
+
+// The step kinds of the seed's "Steps" table.
+const (
+	StepValue StepKind = iota + 1
+	StepRequest
+	StepEach
+	StepPaginate
+	StepExtract
+	StepIf
+	StepCheck
+	StepTry
+	StepKV
+	StepCache
+	StepCall
+	StepAbility
+)
+
+var stepKindNames = [...]string{
+	StepValue: "value", StepRequest: "request", StepEach: "each", StepPaginate: "paginate",
+	StepExtract: "extract", StepIf: "if", StepCheck: "check", StepTry: "try", StepKV: "kv",
+	StepCache: "cache", StepCall: "call", StepAbility: "ability",
+}
+
+// String returns the key that introduces the step kind ("value", "request", …).
+func (k StepKind) String() string {
+	if k > 0 && int(k) < len(stepKindNames) {
+		return stepKindNames[k]
+	}
+	return "step"
+}
+
+// Step is one step of a tool. Kind says which fields are set:
+//
+//	StepValue     Value
+//	StepRequest   Request, As
+//	StepEach      Each, Concurrency, and one body: Request (+As), Value, or Steps (+Return)
+//	StepPaginate  Paginate, As
+//	StepExtract   Extract, Limit
+//	StepIf        If, Then, Else
+//	StepCheck     Check, Error
+//	StepTry       Try, Catch
+//	StepKV        KV ("get", "set", "delete"), Key, Value (set), TTL (set)
+//	StepCache     Cache, Steps, Return
+//	StepCall      Call, Input
+//	StepAbility   Ability, Group, Op, Args
+//
+// Path names the step for diagnostics and errors: "steps[2] (let page)",
+// "steps[3].then[0] (check)".
+type Step struct {
+	Kind StepKind
+	Let  string // "" when the step binds nothing
+	Path string
+	File string
+	Pos  expr.Pos // the step's first key
+
+	Value   *ExprField
+	Request *Request
+	As      string // json, text, html, response; "" chooses by content type
+
+	Each        *ExprField
+	Concurrency int // 1–4; 1 when not written
+	Steps       []*Step
+	Return      *ExprField
+
+	Paginate *Paginate
+	Extract  *Extract
+	Limit    int // extract: at most this many items; 0 = no cap
+
+	If   *ExprField
+	Then []*Step
+	Else []*Step
+
+	Check *ExprField
+	Error *TemplateField
+
+	Try   []*Step
+	Catch []*Step
+
+	KV  string // get, set, delete
+	Key *TemplateField
+	TTL time.Duration // kv set: 0 = never expires
+
+	Cache *Cache
+
+	Call  string // a tool of the same plugin
+	Input *ExprField
+
+	Ability string // "group.op"
+	Group   string
+	Op      string
+	Args    *ExprField
+}
+
+// Request is a request step's `request:` (SPEC-DECISIONS §6): either Campus plus a path in URL,
+// or an absolute https URL on a network host. Query, Headers and Form are objects whose values
+// are templates; JSON is any value whose strings are templates. At most one of Body, JSON and
+// Form is set.
+type Request struct {
+	Campus  string
+	URL     *TemplateField
+	Method  string // upper case; GET when not written
+	Query   *TemplateValue
+	Headers *TemplateValue
+	Body    *TemplateField
+	JSON    *TemplateValue
+	Form    *TemplateValue
+	Timeout time.Duration // 0 = the run's limit
+	Pos     expr.Pos
+}
+
+// Paginate repeats Request while Next is not null (SPEC-DECISIONS §6, §10).
+type Paginate struct {
+	Request *Request
+	Next    *ExprField // null to stop, a URL string, or an object merged into the request
+	Items   *ExprField // each page's items; page, pageIndex, items are in scope
+	Max     int        // 1–30 pages; 30 when not written
+	Pos     expr.Pos
+}
+
+// Extract picks items out of HTML (SPEC-DECISIONS §6).
+type Extract struct {
+	From   *ExprField
+	Each   string // CSS selector
+	Fields []*ExtractField
+	Pos    expr.Pos
+}
+
+// ExtractField is one `fields:` entry, "selector | pipe | pipe". An empty Selector (or ".") is the
+// item itself.
+type ExtractField struct {
+	Name     string
+	Src      string
+	Selector string
+	Pipes    []Pipe
+	Pos      expr.Pos
+}
+
+// Pipe is one extract pipe: text, html, attr NAME, url, num, int, date [LAYOUT], match REGEX,
+// trim, lower, upper.
+type Pipe struct {
+	Name string
+	Arg  string
+}
+
+// Cache is a cache step's `cache:` (SPEC-DECISIONS §6, §10).
+type Cache struct {
+	Key          *TemplateField
+	TTL          time.Duration
+	StaleOnError bool
+	Pos          expr.Pos
+}

@@ -1,0 +1,1216 @@
+package plugin
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/andybalholm/cascadia"
+
+	"github.com/pkuinfo/harness/genui"
+	"github.com/pkuinfo/harness/lang/expr"
+)
+
+// Patterns of SPEC-DECISIONS §7 and the seeds.
+var (
+	idRe        = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,40}$`)
+	toolNameRe  = regexp.MustCompile(`^[a-z][a-zA-Z0-9]{0,39}$`)
+	commandRe   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	identRe     = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+	secretRe    = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	semverRe    = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	hostLabelRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// Text limits of the seed ("description (4 to 200 characters)", "title … At most 60
+// characters", "summary … at most 80 characters").
+const (
+	MinDescription = 4
+	MaxDescription = 200
+	MaxTitle       = 60
+	MaxSummary     = 80
+)
+
+// Icons are the host icon names the seeds list ("card, wifi, book, …"); another name is a
+// warning, since the host's set may be larger.
+var Icons = []string{
+	"card", "wifi", "book", "bell", "clock", "location", "sparkles", "key", "person", "qr", "warning",
+	"check", "calendar", "bus", "food", "wallet", "library", "room", "school", "ticket", "medal",
+	"chart", "search", "globe", "lock",
+}
+
+// CloudServices are the Cloud services a manifest may list in cloud.uses (seed 003 "PKU harness
+// Cloud": store, channels, mailbox, push, files, and server functions).
+var CloudServices = []string{"store", "channels", "mailbox", "push", "files", "functions"}
+
+// ServerAbilities are the abilities of server-function steps (seed "Server functions": KV,
+// crypto.sha256, hmacSha256 and randomId).
+var ServerAbilities = []AbilityOp{
+	{Group: "kv", Op: "get", Effect: EffectRead, Summary: "reads the caller's server-side KV"},
+	{Group: "kv", Op: "set", Effect: EffectWrite, Summary: "writes the caller's server-side KV"},
+	{Group: "kv", Op: "delete", Effect: EffectWrite, Summary: "deletes from the caller's server-side KV"},
+	{Group: "crypto", Op: "sha256", Effect: EffectRead, Summary: "SHA-256 of a text"},
+	{Group: "crypto", Op: "hmacSha256", Effect: EffectRead, Summary: "HMAC-SHA-256 with a named secret"},
+	{Group: "crypto", Op: "randomId", Effect: EffectRead, Summary: "a random identifier"},
+}
+
+// Modes are the permission modes defaultModes may set.
+var Modes = []string{"auto", "ask", "off"}
+
+// languageNames are bound by the language itself (SPEC-DECISIONS §4); a let may not rebind them.
+var languageNames = []string{"input", "constants", "now", "item", "index", "error", "page", "pageIndex", "items", "secrets", "caller"}
+
+var reservedWords = map[string]bool{
+	"true": true, "false": true, "null": true, "undefined": true, "new": true, "this": true,
+	"function": true, "class": true, "delete": true, "typeof": true, "instanceof": true, "in": true,
+	"void": true, "var": true, "let": true, "const": true, "return": true, "if": true, "else": true,
+	"for": true, "while": true, "do": true, "switch": true, "case": true, "break": true,
+	"continue": true, "try": true, "catch": true, "finally": true, "throw": true, "yield": true,
+	"await": true, "async": true, "import": true, "export": true, "super": true, "extends": true,
+	"with": true, "debugger": true, "default": true, "eval": true, "of": true, "static": true,
+}
+
+// Validate checks a loaded plugin against every rule of the seed and SPEC-DECISIONS §7 and the
+// names in scope of every expression and template (§4). It returns all problems at once, sorted,
+// warnings included (see HasErrors). Shape problems found while decoding (unknown fields, wrong
+// YAML types, parse errors) are reported by the loader, not here.
+func Validate(p *Plugin) []Diagnostic {
+	v := &validator{p: p, d: &diagList{}, m: p.Manifest, toolCalls: map[*Tool][]*Step{}}
+	if v.m == nil {
+		v.m = &Manifest{Pos: Positions{}}
+	}
+	v.builtins = map[string]bool{}
+	if p.Env != nil {
+		for _, b := range p.Env.Builtins() {
+			v.builtins[b] = true
+		}
+	}
+	v.manifest()
+	for _, t := range p.Tools {
+		v.tool(t, nil)
+	}
+	if v.m.Server != nil {
+		v.server()
+	}
+	v.calls()
+	v.dataSources()
+	v.ui()
+	v.i18n()
+	return v.d.result()
+}
+
+type validator struct {
+	p         *Plugin
+	m         *Manifest
+	d         *diagList
+	builtins  map[string]bool
+	toolCalls map[*Tool][]*Step
+}
+
+func (v *validator) merr(path, format string, args ...any) {
+	v.d.errorf(ManifestFile, v.m.Pos.At(path), "", format, args...)
+}
+
+func (v *validator) mwarn(path, format string, args ...any) {
+	v.d.warnf(ManifestFile, v.m.Pos.At(path), "", format, args...)
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+func (v *validator) manifest() {
+	m := v.m
+	if len(m.Pos) == 0 {
+		return // the frontmatter did not decode; the loader said why
+	}
+	required := func(key, val string) bool {
+		if _, ok := m.Pos[key]; !ok {
+			v.merr(key, "missing required field %s", key)
+			return false
+		}
+		if strings.TrimSpace(val) == "" {
+			v.merr(key, "%s must not be empty", key)
+			return false
+		}
+		return true
+	}
+	if _, ok := m.Pos["spec"]; !ok {
+		v.merr("spec", "missing required field spec (write spec: 1)")
+	} else if m.Spec != 1 {
+		v.merr("spec", "spec must be 1 (this is spec version 1 of the plugin language)")
+	}
+	if required("id", m.ID) && !idRe.MatchString(m.ID) {
+		v.merr("id", "id %q must match ^[a-z0-9][a-z0-9-]{1,40}$ (lower-case letters, digits and -)", m.ID)
+	}
+	required("name", m.Name)
+	if required("description", m.Description) {
+		if n := runes(m.Description); n < MinDescription || n > MaxDescription {
+			v.merr("description", "description is %d characters; it must be %d to %d", n, MinDescription, MaxDescription)
+		}
+	}
+	if required("version", m.Version) && !semverRe.MatchString(m.Version) {
+		v.merr("version", "version %q is not a semantic version such as 1.2.0", m.Version)
+	}
+	required("author", m.Author)
+	if m.Icon != "" && !contains(Icons, m.Icon) {
+		v.mwarn("icon", "icon %q is not one of the host's icons (%s)", m.Icon, strings.Join(Icons, ", "))
+	}
+	seen := map[string]bool{}
+	for i, s := range m.Campus {
+		path := fmt.Sprintf("campus[%d]", i)
+		switch {
+		case !IsCampusService(s):
+			v.merr(path, "unknown campus service %q (known: %s)", s, strings.Join(CampusServices, ", "))
+		case seen["c:"+s]:
+			v.merr(path, "campus service %q is listed twice", s)
+		}
+		seen["c:"+s] = true
+	}
+	for i, h := range m.Network {
+		path := fmt.Sprintf("network[%d]", i)
+		if err := CheckHost(h); err != nil {
+			v.merr(path, "network: %v", err)
+		} else if seen["n:"+h] {
+			v.merr(path, "network host %q is listed twice", h)
+		}
+		seen["n:"+h] = true
+	}
+	for i, a := range m.Abilities {
+		path := fmt.Sprintf("abilities[%d]", i)
+		switch {
+		case AbilityGroup(a) == nil:
+			var names []string
+			for _, g := range Abilities {
+				names = append(names, g.Group)
+			}
+			v.merr(path, "unknown ability %q (known: %s)%s", a, strings.Join(names, ", "), suggest(a, names))
+		case seen["a:"+a]:
+			v.merr(path, "ability %q is listed twice", a)
+		}
+		seen["a:"+a] = true
+	}
+	if len(m.Tools) == 0 && m.Remote == nil {
+		if _, ok := m.Pos["tools"]; ok {
+			v.merr("tools", "tools is empty; a plugin needs at least one tool")
+		} else {
+			v.merr("tools", "missing required field tools (a map from tool name to its file)")
+		}
+	}
+	for _, t := range m.Tools {
+		if !toolNameRe.MatchString(t.Name) {
+			v.merr("tools."+t.Name, "tool name %q must be ASCII lowerCamel: ^[a-z][a-zA-Z0-9]{0,39}$", t.Name)
+		}
+	}
+	for _, list := range [][]*FileRef{m.Widgets, m.Screens} {
+		for _, f := range list {
+			if !identRe.MatchString(f.Name) {
+				v.d.errorf(ManifestFile, f.Pos, "", "name %q must be letters, digits and _", f.Name)
+			}
+		}
+	}
+	for i, s := range m.Settings {
+		path := fmt.Sprintf("settings[%d]", i)
+		if s.Screen == "" {
+			v.merr(path, "%s needs screen: the screen the row opens", path)
+		} else if findFile(m.Screens, s.Screen) == nil {
+			v.merr(path+".screen", "%s.screen: no screen %q in screens", path, s.Screen)
+		}
+		if s.Title == "" {
+			v.merr(path, "%s needs title", path)
+		}
+	}
+	for _, c := range m.Commands {
+		path := "commands." + c.Name
+		if !commandRe.MatchString(c.Name) {
+			v.merr(path, "command name %q must match ^[a-z][a-z0-9-]*$", c.Name)
+		}
+		if c.Description == "" {
+			v.merr(path, "command %s needs description: the line shown in the / menu", c.Name)
+		}
+		actions := 0
+		for _, s := range []string{c.Prompt, c.Screen, c.Tool} {
+			if s != "" {
+				actions++
+			}
+		}
+		if actions != 1 {
+			v.merr(path, "command %s needs exactly one of prompt, screen and tool", c.Name)
+		}
+		if c.Screen != "" && findFile(m.Screens, c.Screen) == nil {
+			v.merr(path+".screen", "command %s: no screen %q in screens", c.Name, c.Screen)
+		}
+		if c.Tool != "" && findRef(m.Tools, c.Tool) == nil {
+			v.merr(path+".tool", "command %s: no tool %q in tools", c.Name, c.Tool)
+		}
+		if c.Args != nil && c.Tool == "" {
+			v.merr(path+".args", "command %s: args go with tool", c.Name)
+		}
+	}
+	seenMode := map[Effect]bool{}
+	for _, dm := range m.DefaultModes {
+		path := "defaultModes." + dm.Effect.String()
+		if !contains(Modes, dm.Mode) {
+			v.merr(path, "defaultModes.%s must be auto, ask or off, not %q", dm.Effect, dm.Mode)
+		}
+		seenMode[dm.Effect] = true
+	}
+	if r := m.Remote; r != nil {
+		if r.MCP == "" {
+			v.merr("remote", "remote needs mcp: the https URL of the MCP endpoint")
+		} else if u, err := url.Parse(r.MCP); err != nil || u.Scheme != "https" || u.Host == "" {
+			v.merr("remote.mcp", "remote.mcp must be an https URL")
+		}
+		if r.Auth != "" && r.Auth != "none" && r.Auth != "bearer" {
+			v.merr("remote.auth", "remote.auth must be none or bearer, not %q", r.Auth)
+		}
+	}
+	if c := m.Cloud; c != nil {
+		if _, ok := m.Pos["cloud.protocol"]; ok && c.Protocol != 1 {
+			v.merr("cloud.protocol", "cloud.protocol must be 1")
+		}
+		for _, u := range c.Uses {
+			if !contains(CloudServices, u) {
+				v.merr("cloud.uses", "cloud.uses: unknown service %q (known: %s)", u, strings.Join(CloudServices, ", "))
+			}
+		}
+		if (len(c.Uses) > 0 || m.Server != nil) && len(c.DisclosureZh) == 0 {
+			v.merr("cloud.disclosure", "cloud.disclosure.zh is required: say in plain words what data leaves the device")
+		}
+		if len(c.DisclosureEn) > 0 && len(c.DisclosureEn) != len(c.DisclosureZh) {
+			v.merr("cloud.disclosure.en", "cloud.disclosure.en has %d lines and zh has %d; they must match line by line", len(c.DisclosureEn), len(c.DisclosureZh))
+		}
+		switch c.BackendKind {
+		case "":
+			if c.BackendURL != "" {
+				v.merr("cloud.backend", "cloud.backend needs kind: external")
+			}
+		case "external":
+			if u, err := url.Parse(c.BackendURL); err != nil || u.Scheme != "https" || u.Host == "" {
+				v.merr("cloud.backend.url", "cloud.backend.url must be an https URL")
+			}
+		default:
+			v.merr("cloud.backend.kind", "cloud.backend.kind must be external, not %q", c.BackendKind)
+		}
+	}
+	if m.Server != nil && m.Cloud == nil {
+		v.merr("server", "a plugin with server: must declare cloud.disclosure: what data leaves the device")
+	}
+}
+
+// CheckHost checks a network entry: "example.com" or "*.example.com", lower case, no scheme,
+// port or path (seed "network lists the public hosts … written as example.com or
+// *.example.com").
+func CheckHost(h string) error {
+	switch {
+	case h == "":
+		return fmt.Errorf("empty host")
+	case strings.Contains(h, "://"):
+		return fmt.Errorf("%q: write the host only, without the scheme (only https is used)", h)
+	case strings.ContainsAny(h, "/?#"):
+		return fmt.Errorf("%q: write the host only, without a path", h)
+	case strings.Contains(h, ":"):
+		return fmt.Errorf("%q: write the host only, without a port", h)
+	case strings.ToLower(h) != h:
+		return fmt.Errorf("%q: write host names in lower case", h)
+	}
+	name := strings.TrimPrefix(h, "*.")
+	if strings.Contains(name, "*") {
+		return fmt.Errorf("%q: a wildcard must be the whole first label, as in *.example.com", h)
+	}
+	labels := strings.Split(name, ".")
+	if len(labels) < 2 {
+		return fmt.Errorf("%q is not a public host name (write example.com or *.example.com)", h)
+	}
+	for _, l := range labels {
+		if !hostLabelRe.MatchString(l) {
+			return fmt.Errorf("%q is not a valid host name", h)
+		}
+	}
+	if tld := labels[len(labels)-1]; tld[0] >= '0' && tld[0] <= '9' {
+		return fmt.Errorf("%q: write a host name, not an IP address", h)
+	}
+	return nil
+}
+
+// HostAllowed reports whether host matches one of the network entries: an exact name, or a
+// subdomain of a "*." entry (not its apex; SPEC-DECISIONS §6).
+func HostAllowed(host string, network []string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, n := range network {
+		if rest, ok := strings.CutPrefix(n, "*."); ok {
+			if strings.HasSuffix(host, "."+rest) {
+				return true
+			}
+		} else if host == n {
+			return true
+		}
+	}
+	return false
+}
+
+func findFile(list []*FileRef, name string) *FileRef {
+	for _, f := range list {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func findRef(list []*ToolRef, name string) *ToolRef {
+	for _, r := range list {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// toolCtx is what checking one tool's steps needs.
+type toolCtx struct {
+	t      *Tool
+	server bool
+	base   map[string]string // names always in scope → what they are
+	calls  []*Step
+}
+
+func (v *validator) terr(t *Tool, path, step, format string, args ...any) {
+	v.d.errorf(t.File, t.Pos.At(path), step, format, args...)
+}
+
+func (v *validator) terrAt(t *Tool, p expr.Pos, step, format string, args ...any) {
+	v.d.errorf(t.File, p, step, format, args...)
+}
+
+func (v *validator) tool(t *Tool, sf *ServerFunction) {
+	tc := &toolCtx{t: t, server: sf != nil, base: map[string]string{}}
+	for _, n := range []string{"input", "constants", "now"} {
+		tc.base[n] = "a name the language binds"
+	}
+	if tc.server {
+		tc.base["secrets"] = "a name the language binds"
+		tc.base["caller"] = "a name the language binds"
+	}
+	if t.AllConstants != nil {
+		for _, k := range t.AllConstants.Keys() {
+			if contains(languageNames, k) {
+				v.terr(t, "constants."+k, "", "constant %q clashes with a name the language binds; rename it", k)
+				continue
+			}
+			tc.base[k] = "a constant"
+		}
+	}
+	if t.Env != nil {
+		for _, fn := range t.Env.Functions() {
+			tc.base[fn] = "a function"
+		}
+	}
+	if !tc.server {
+		if t.Title == "" {
+			v.terr(t, "title", "", "tool %s needs title: its name shown to users", t.Name)
+		} else if n := runes(t.Title); n > MaxTitle {
+			v.terr(t, "title", "", "title is %d characters; the limit is %d", n, MaxTitle)
+		}
+		if n := runes(t.Summary); n > MaxSummary {
+			v.terr(t, "summary", "", "summary is %d characters; the limit is %d", n, MaxSummary)
+		}
+		if t.Description == "" {
+			v.terr(t, "description", "", "tool %s needs description: what the model should know to use it", t.Name)
+		}
+	}
+	if _, ok := t.Pos["effect"]; !ok {
+		v.terr(t, "", "", "tool %s needs effect: read, write, money or public", t.Name)
+	}
+	for _, in := range t.Input {
+		v.input(t, in, "input."+in.Name)
+	}
+	for _, fn := range t.Functions {
+		v.function(t, tc, fn)
+	}
+	sc := newScope()
+	sc = v.steps(tc, t.Steps, sc)
+	if t.Return != nil {
+		v.checkExpr(tc, t.Return, "", "return", sc)
+	}
+	if sf != nil {
+		if sf.Access != "user" && sf.Access != "public" {
+			v.terr(t, "access", "", "access must be user or public (peer, group and webhook are not supported), not %q", sf.Access)
+		}
+	}
+	v.toolCalls[t] = tc.calls
+}
+
+func (v *validator) function(t *Tool, tc *toolCtx, fn *Function) {
+	if fn.Body == nil || fn.Body.Expr == nil {
+		return
+	}
+	if contains(languageNames, fn.Name) || reservedWords[fn.Name] {
+		v.terrAt(t, fn.Body.Pos, "", "function name %q clashes with a name the language binds", fn.Name)
+	}
+	// A function runs with the caller's variables; statically it may rely on input, constants
+	// and now, besides its parameters.
+	inScope := func(name string) bool {
+		_, ok := tc.base[name]
+		return ok
+	}
+	for _, e := range fn.Body.Expr.Check(inScope) {
+		v.d.errorf(fn.Body.File, fn.Body.FilePos(e.Pos), "", "functions.%s: %s", fn.Name, e.Msg)
+	}
+}
+
+func (v *validator) input(t *Tool, in *InputField, path string) {
+	if in == nil {
+		return
+	}
+	at := func(sub string) string { return path + "." + sub }
+	if in.Type == "" {
+		if _, ok := t.Pos[at("type")]; !ok {
+			v.terr(t, path, "", "%s needs type (string, number, integer, boolean, array or object) or an enum", path)
+		}
+		return
+	}
+	if !contains(InputTypes, in.Type) {
+		v.terr(t, at("type"), "", "%s.type must be one of %s, not %q", path, strings.Join(InputTypes, ", "), in.Type)
+		return
+	}
+	for i, e := range in.Enum {
+		if !typeMatches(in.Type, e) {
+			v.terr(t, at("enum"), "", "%s.enum[%d] (%s) is not a %s", path, i, expr.TypeOf(e), in.Type)
+		}
+	}
+	if in.HasDefault {
+		switch {
+		case !typeMatches(in.Type, in.Default):
+			v.terr(t, at("default"), "", "%s.default (%s) is not a %s", path, expr.TypeOf(in.Default), in.Type)
+		case len(in.Enum) > 0 && !enumHas(in.Enum, in.Default):
+			v.terr(t, at("default"), "", "%s.default is not one of the enum values", path)
+		}
+	}
+	bounded := in.Type == "number" || in.Type == "integer" || in.Type == "string" || in.Type == "array"
+	if (in.Min != nil || in.Max != nil) && !bounded {
+		v.terr(t, path, "", "%s: min and max apply to numbers, integers, strings and arrays, not %s", path, in.Type)
+	}
+	if in.Min != nil && in.Max != nil && *in.Min > *in.Max {
+		v.terr(t, at("min"), "", "%s.min (%g) is greater than max (%g)", path, *in.Min, *in.Max)
+	}
+	if in.Type == "string" || in.Type == "array" {
+		for _, b := range []*float64{in.Min, in.Max} {
+			if b != nil && (*b < 0 || *b != float64(int64(*b))) {
+				v.terr(t, path, "", "%s: a length bound must be a whole number ≥ 0", path)
+			}
+		}
+	}
+	if in.HasDefault && bounded {
+		if n, ok := measure(in.Type, in.Default); ok {
+			if (in.Min != nil && n < *in.Min) || (in.Max != nil && n > *in.Max) {
+				v.terr(t, at("default"), "", "%s.default is outside min/max", path)
+			}
+		}
+	}
+	if in.Pattern != "" {
+		if in.Type != "string" {
+			v.terr(t, at("pattern"), "", "%s.pattern applies to strings only", path)
+		} else if t.Env != nil {
+			if re, err := t.Env.Regexp(in.Pattern); err != nil {
+				v.terr(t, at("pattern"), "", "%s.pattern: %v", path, err)
+			} else if in.HasDefault {
+				if s, ok := in.Default.(string); ok && !re.MatchString(s) {
+					v.terr(t, at("default"), "", "%s.default does not match pattern", path)
+				}
+			}
+		}
+	}
+	if in.Trim && in.Type != "string" {
+		v.terr(t, at("trim"), "", "%s.trim applies to strings only", path)
+	}
+	if in.Items != nil {
+		if in.Type != "array" {
+			v.terr(t, at("items"), "", "%s.items applies to arrays only", path)
+		}
+		v.input(t, in.Items, at("items"))
+	}
+}
+
+func typeMatches(typ string, v any) bool {
+	switch typ {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == float64(int64(f))
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(*expr.Object)
+		return ok
+	}
+	return false
+}
+
+func enumHas(enum []any, v any) bool {
+	for _, e := range enum {
+		if expr.Equal(e, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func measure(typ string, v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, typ == "number" || typ == "integer"
+	case string:
+		return float64(utf8.RuneCountInString(x)), typ == "string"
+	case []any:
+		return float64(len(x)), typ == "array"
+	}
+	return 0, false
+}
+
+// scope is the set of names a step may use besides the tool's base names: lets bound so far
+// (name → the step that bound it) and names the language binds in this place (item, error …).
+type scope struct {
+	bound map[string]string
+	extra map[string]bool
+}
+
+func newScope() scope { return scope{bound: map[string]string{}, extra: map[string]bool{}} }
+
+func (s scope) copy() scope {
+	b := make(map[string]string, len(s.bound))
+	for k, v := range s.bound {
+		b[k] = v
+	}
+	e := make(map[string]bool, len(s.extra))
+	for k, v := range s.extra {
+		e[k] = v
+	}
+	return scope{bound: b, extra: e}
+}
+
+func (s scope) with(names ...string) scope {
+	c := s.copy()
+	for _, n := range names {
+		c.extra[n] = true
+	}
+	return c
+}
+
+// union adds the names bound in branch (a copy of s made before the branch) to s.
+func (s scope) union(branch scope) {
+	for k, v := range branch.bound {
+		if _, ok := s.bound[k]; !ok {
+			s.bound[k] = v
+		}
+	}
+}
+
+func (v *validator) inScope(tc *toolCtx, sc scope) func(string) bool {
+	return func(name string) bool {
+		if _, ok := tc.base[name]; ok {
+			return true
+		}
+		if _, ok := sc.bound[name]; ok {
+			return true
+		}
+		return sc.extra[name]
+	}
+}
+
+func (v *validator) checkExpr(tc *toolCtx, f *ExprField, step, what string, sc scope) {
+	if f == nil || f.Expr == nil {
+		return
+	}
+	for _, e := range f.Expr.Check(v.inScope(tc, sc)) {
+		v.d.errorf(f.File, f.FilePos(e.Pos), step, "%s: %s", what, e.Msg)
+	}
+}
+
+func (v *validator) checkTemplate(tc *toolCtx, f *TemplateField, step, what string, sc scope) {
+	if f == nil || f.Tmpl == nil {
+		return
+	}
+	for _, e := range f.Tmpl.Check(v.inScope(tc, sc)) {
+		v.d.errorf(f.File, f.FilePos(e.Pos), step, "%s: %s", what, e.Msg)
+	}
+}
+
+// steps checks a list of steps in order and returns the scope after them.
+func (v *validator) steps(tc *toolCtx, steps []*Step, sc scope) scope {
+	for _, s := range steps {
+		sc = v.step(tc, s, sc)
+	}
+	return sc
+}
+
+// needsLet lists the step kinds whose result must be bound.
+var needsLet = map[StepKind]bool{
+	StepValue: true, StepRequest: true, StepEach: true, StepPaginate: true, StepExtract: true, StepCache: true,
+}
+
+func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
+	t, path := tc.t, s.Path
+	errf := func(format string, args ...any) { v.terrAt(t, s.Pos, path, format, args...) }
+	if needsLet[s.Kind] && s.Let == "" {
+		errf("a %s step needs let: the name of its result", s.Kind)
+	}
+	if s.Kind == StepKV && s.KV == "get" && s.Let == "" {
+		v.d.warnf(t.File, s.Pos, path, "kv: get without let discards the value")
+	}
+	switch s.As {
+	case "", "json", "text", "html", "response":
+	default:
+		errf("as must be json, text, html or response, not %q", s.As)
+	}
+	switch s.Kind {
+	case StepValue:
+		v.checkExpr(tc, s.Value, path, "value", sc)
+	case StepRequest:
+		v.request(tc, s, s.Request, "request", sc)
+	case StepEach:
+		v.checkExpr(tc, s.Each, path, "each", sc)
+		if s.Concurrency < 1 || s.Concurrency > MaxConcurrency {
+			errf("concurrency must be 1 to %d, not %d", MaxConcurrency, s.Concurrency)
+		}
+		body := sc.with("item", "index")
+		if s.Request != nil {
+			v.request(tc, s, s.Request, "request", body)
+		}
+		v.checkExpr(tc, s.Value, path, "value", body)
+		if len(s.Steps) > 0 {
+			inner := v.steps(tc, s.Steps, body.copy())
+			v.checkExpr(tc, s.Return, path, "return", inner)
+		}
+	case StepPaginate:
+		if pg := s.Paginate; pg != nil {
+			v.request(tc, s, pg.Request, "paginate.request", sc)
+			pageScope := sc.with("page", "pageIndex", "items")
+			v.checkExpr(tc, pg.Next, path, "paginate.next", pageScope)
+			v.checkExpr(tc, pg.Items, path, "paginate.items", pageScope)
+			if pg.Max < 1 || pg.Max > MaxPages {
+				errf("paginate.max must be 1 to %d, not %d", MaxPages, pg.Max)
+			}
+		}
+	case StepExtract:
+		if ex := s.Extract; ex != nil {
+			v.checkExpr(tc, ex.From, path, "extract.from", sc)
+			v.extract(tc, s, ex)
+		}
+		if s.Limit < 0 {
+			errf("limit must be 0 (no cap) or more")
+		}
+	case StepIf:
+		v.checkExpr(tc, s.If, path, "if", sc)
+		thenScope := v.steps(tc, s.Then, sc.copy())
+		elseScope := v.steps(tc, s.Else, sc.copy())
+		sc.union(thenScope)
+		sc.union(elseScope)
+	case StepCheck:
+		v.checkExpr(tc, s.Check, path, "check", sc)
+		v.checkTemplate(tc, s.Error, path, "error", sc)
+	case StepTry:
+		tryScope := v.steps(tc, s.Try, sc.copy())
+		catchScope := v.steps(tc, s.Catch, sc.with("error"))
+		sc.union(tryScope)
+		sc.union(catchScope)
+	case StepKV:
+		v.checkTemplate(tc, s.Key, path, "key", sc)
+		v.checkExpr(tc, s.Value, path, "value", sc)
+	case StepCache:
+		if c := s.Cache; c != nil {
+			v.checkTemplate(tc, c.Key, path, "cache.key", sc)
+			if c.TTL <= 0 {
+				errf("cache.ttl must be more than 0")
+			}
+		}
+		inner := v.steps(tc, s.Steps, sc.copy())
+		v.checkExpr(tc, s.Return, path, "return", inner)
+	case StepCall:
+		v.checkExpr(tc, s.Input, path, "input", sc)
+		if tc.server {
+			errf("server functions cannot call tools")
+		} else if s.Call != "" {
+			tc.calls = append(tc.calls, s)
+		}
+	case StepAbility:
+		v.checkExpr(tc, s.Args, path, "args", sc)
+		v.ability(tc, s)
+	}
+	if s.Let != "" {
+		v.bind(tc, s, sc)
+	}
+	return sc
+}
+
+// bind adds a step's let to the scope, refusing names that are taken (SPEC-DECISIONS §4).
+func (v *validator) bind(tc *toolCtx, s *Step, sc scope) {
+	name := s.Let
+	errf := func(format string, args ...any) { v.terrAt(tc.t, s.Pos, s.Path, format, args...) }
+	switch {
+	case !identRe.MatchString(name) || reservedWords[name]:
+		errf("let %q is not a valid name (letters, digits, _ and $, not a keyword)", name)
+		return
+	case contains(languageNames, name):
+		errf("let %s: %s is a name the language binds; choose another name", name, name)
+		return
+	}
+	if what, ok := tc.base[name]; ok {
+		errf("let %s: %s is already %s; choose another name", name, name, what)
+		return
+	}
+	if where, ok := sc.bound[name]; ok {
+		errf("let %s: %s is already bound by %s (a name may be bound once, except in then/else and try/catch)", name, name, where)
+		return
+	}
+	if v.builtins[name] {
+		v.d.warnf(tc.t.File, s.Pos, s.Path, "let %s hides the standard-library function %s", name, name)
+	}
+	sc.bound[name] = s.Path
+}
+
+// request checks a request's templates and, where they are literal, its URL against campus and
+// network (SPEC-DECISIONS §6).
+func (v *validator) request(tc *toolCtx, s *Step, r *Request, what string, sc scope) {
+	if r == nil {
+		return
+	}
+	t, path := tc.t, s.Path
+	v.checkTemplate(tc, r.URL, path, what+".url", sc)
+	for _, tv := range []struct {
+		name string
+		v    *TemplateValue
+	}{{"query", r.Query}, {"headers", r.Headers}, {"json", r.JSON}, {"form", r.Form}} {
+		tv.v.templates(func(f *TemplateField) { v.checkTemplate(tc, f, path, what+"."+tv.name, sc) })
+	}
+	v.checkTemplate(tc, r.Body, path, what+".body", sc)
+	if r.Timeout > MaxTimeoutSeconds*1e9 {
+		v.terrAt(t, r.Pos, path, "%s.timeout is more than the run's %d s", what, MaxTimeoutSeconds)
+	}
+	network := v.m.Network
+	if tc.server && v.m.Server != nil {
+		network = v.m.Server.Network
+	}
+	if r.Campus != "" {
+		switch {
+		case tc.server:
+			v.terrAt(t, r.Pos, path, "server functions never get campus access")
+		case !IsCampusService(r.Campus):
+			v.terrAt(t, r.Pos, path, "%s.campus: unknown campus service %q", what, r.Campus)
+		case !contains(v.m.Campus, r.Campus):
+			v.terrAt(t, r.Pos, path, "%s.campus: %s is not in the manifest's campus list", what, r.Campus)
+		}
+	}
+	if r.URL == nil {
+		return
+	}
+	lit := r.URL.Src
+	if i := strings.Index(lit, "${"); i >= 0 {
+		lit = lit[:i]
+	}
+	at := r.URL.Pos
+	switch {
+	case r.Campus != "":
+		if lit != "" && !strings.HasPrefix(lit, "/") {
+			v.terrAt(t, at, path, "%s.url: with campus, url is a path on that service starting with /", what)
+		}
+	case strings.HasPrefix(lit, "http://"):
+		v.terrAt(t, at, path, "%s.url: only https is allowed", what)
+	case lit == r.URL.Src || strings.Count(lit, "/") >= 3:
+		// The host is literal: check it.
+		u, err := url.Parse(r.URL.Src[:len(lit)])
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			if strings.HasPrefix(lit, "/") {
+				v.terrAt(t, at, path, "%s.url: a path needs campus: <service>; otherwise write an https URL", what)
+			} else {
+				v.terrAt(t, at, path, "%s.url must be an absolute https URL on a network host", what)
+			}
+			return
+		}
+		if !HostAllowed(u.Hostname(), network) {
+			list := "network"
+			if tc.server {
+				list = "server.network"
+			}
+			v.terrAt(t, at, path, "%s.url: host %s is not in %s", what, u.Hostname(), list)
+		}
+	}
+}
+
+// Pipes are the extract pipes and whether each takes an argument (SPEC-DECISIONS §6).
+var Pipes = map[string]string{
+	"text": "none", "html": "none", "attr": "required", "url": "none", "num": "none", "int": "none",
+	"date": "optional", "match": "required", "trim": "none", "lower": "none", "upper": "none",
+}
+
+func (v *validator) extract(tc *toolCtx, s *Step, ex *Extract) {
+	t := tc.t
+	if ex.Each != "" {
+		if _, err := cascadia.ParseGroup(ex.Each); err != nil {
+			v.terrAt(t, ex.Pos, s.Path, "extract.each: bad CSS selector %q: %v", ex.Each, err)
+		}
+	}
+	for _, f := range ex.Fields {
+		if f.Selector != "" && f.Selector != "." {
+			if _, err := cascadia.ParseGroup(f.Selector); err != nil {
+				v.terrAt(t, f.Pos, s.Path, "extract.fields.%s: bad CSS selector %q: %v", f.Name, f.Selector, err)
+			}
+		}
+		for _, p := range f.Pipes {
+			arg, ok := Pipes[p.Name]
+			switch {
+			case !ok:
+				v.terrAt(t, f.Pos, s.Path, "extract.fields.%s: unknown pipe %q (known: text, html, attr NAME, url, num, int, date [LAYOUT], match REGEX, trim, lower, upper)", f.Name, p.Name)
+			case arg == "required" && p.Arg == "":
+				v.terrAt(t, f.Pos, s.Path, "extract.fields.%s: pipe %s needs an argument", f.Name, p.Name)
+			case arg == "none" && p.Arg != "":
+				v.terrAt(t, f.Pos, s.Path, "extract.fields.%s: pipe %s takes no argument", f.Name, p.Name)
+			case p.Name == "match" && t.Env != nil:
+				if _, err := t.Env.Regexp(p.Arg); err != nil {
+					v.terrAt(t, f.Pos, s.Path, "extract.fields.%s: match: %v", f.Name, err)
+				}
+			}
+		}
+	}
+}
+
+func (v *validator) ability(tc *toolCtx, s *Step) {
+	t := tc.t
+	errf := func(format string, args ...any) { v.terrAt(t, s.Pos, s.Path, format, args...) }
+	if s.Ability == "" {
+		return
+	}
+	if s.Op == "" {
+		errf("ability must be written group.op, such as todos.add")
+		return
+	}
+	var op AbilityOp
+	found := false
+	if tc.server {
+		for _, o := range ServerAbilities {
+			if o.Name() == s.Ability {
+				op, found = o, true
+			}
+		}
+		if !found {
+			errf("unknown server ability %q (server functions have kv.get, kv.set, kv.delete, crypto.sha256, crypto.hmacSha256, crypto.randomId)", s.Ability)
+			return
+		}
+	} else {
+		g := AbilityGroup(s.Group)
+		if g == nil {
+			errf("unknown ability %q", s.Ability)
+			return
+		}
+		op, found = LookupAbility(s.Ability)
+		if !found {
+			var ops []string
+			for _, o := range g.Ops {
+				ops = append(ops, o.Op)
+			}
+			errf("%s has no operation %q (it has %s)%s", s.Group, s.Op, strings.Join(ops, ", "), suggest(s.Op, ops))
+			return
+		}
+		if !contains(v.m.Abilities, s.Group) {
+			errf("ability %s: add %s to the manifest's abilities", s.Ability, s.Group)
+		}
+	}
+	if t.Effect != 0 && !t.Effect.AtLeast(op.Effect) {
+		errf("ability %s is a %s operation; a %s tool cannot call it (declare effect: %s or stronger)", s.Ability, op.Effect, t.Effect, op.Effect)
+	}
+}
+
+// calls checks call steps: the callee exists, its effect is not stronger than the caller's, and
+// calls form no cycle (SPEC-DECISIONS §6).
+func (v *validator) calls() {
+	byName := map[string]*Tool{}
+	for _, t := range v.p.Tools {
+		byName[t.Name] = t
+	}
+	for _, t := range v.p.Tools {
+		for _, s := range v.toolCalls[t] {
+			callee := byName[s.Call]
+			switch {
+			case callee == nil:
+				names := make([]string, 0, len(byName))
+				for _, x := range v.p.Tools {
+					names = append(names, x.Name)
+				}
+				v.terrAt(t, s.Pos, s.Path, "call: no tool %q in this plugin%s", s.Call, suggest(s.Call, names))
+			case callee.Effect != 0 && t.Effect != 0 && !t.Effect.AtLeast(callee.Effect):
+				v.terrAt(t, s.Pos, s.Path, "call: %s is a %s tool; a %s tool cannot call it", s.Call, callee.Effect, t.Effect)
+			}
+		}
+	}
+	// Cycles: depth-first search; report each cycle once, at the call that closes it.
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[*Tool]int{}
+	var stack []*Tool
+	var visit func(t *Tool)
+	visit = func(t *Tool) {
+		color[t] = grey
+		stack = append(stack, t)
+		for _, s := range v.toolCalls[t] {
+			callee := byName[s.Call]
+			if callee == nil {
+				continue
+			}
+			switch color[callee] {
+			case grey:
+				var names []string
+				start := 0
+				for i, x := range stack {
+					if x == callee {
+						start = i
+					}
+				}
+				for _, x := range stack[start:] {
+					names = append(names, x.Name)
+				}
+				names = append(names, callee.Name)
+				v.terrAt(t, s.Pos, s.Path, "call: calls form a cycle: %s", strings.Join(names, " → "))
+			case white:
+				visit(callee)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[t] = black
+	}
+	for _, t := range v.p.Tools {
+		if color[t] == white {
+			visit(t)
+		}
+	}
+}
+
+func (v *validator) dataSources() {
+	for _, ds := range v.m.DataSources {
+		path := "dataSources." + ds.Name
+		switch {
+		case ds.Tool != "" && ds.Fn != "":
+			v.merr(path, "data source %s takes tool or fn, not both", ds.Name)
+		case ds.Tool == "" && ds.Fn == "":
+			v.merr(path, "data source %s needs tool: the read tool that provides its data", ds.Name)
+		case ds.Tool != "":
+			t := v.p.Tool(ds.Tool)
+			if t == nil {
+				if findRef(v.m.Tools, ds.Tool) == nil {
+					v.merr(path+".tool", "data source %s: no tool %q in tools", ds.Name, ds.Tool)
+				}
+				continue
+			}
+			if t.Effect != 0 && t.Effect != EffectRead {
+				v.merr(path+".tool", "data source %s: tool %s is a %s tool; data sources read through read tools", ds.Name, ds.Tool, t.Effect)
+			}
+			if obj, ok := ds.Args.(*expr.Object); ok {
+				for _, k := range obj.Keys() {
+					if inputField(t, k) == nil {
+						v.merr(path+".args", "data source %s: tool %s has no input %q", ds.Name, ds.Tool, k)
+					}
+				}
+			} else if ds.Args != nil {
+				v.merr(path+".args", "data source %s: args must be a map of the tool's input", ds.Name)
+			}
+		case ds.Fn != "":
+			if v.m.Server == nil || serverFunction(v.m.Server, ds.Fn) == nil {
+				v.merr(path+".fn", "data source %s: no server function %q", ds.Name, ds.Fn)
+			}
+		}
+		if ds.TTL < 0 {
+			v.merr(path+".ttl", "data source %s: ttl must not be negative", ds.Name)
+		}
+	}
+}
+
+func inputField(t *Tool, name string) *InputField {
+	for _, in := range t.Input {
+		if in.Name == name {
+			return in
+		}
+	}
+	return nil
+}
+
+func serverFunction(s *Server, name string) *ServerFunction {
+	for _, f := range s.Functions {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func (v *validator) server() {
+	s := v.m.Server
+	for i, h := range s.Network {
+		if err := CheckHost(h); err != nil {
+			v.merr(fmt.Sprintf("server.network[%d]", i), "server.network: %v", err)
+		}
+	}
+	for _, sec := range s.Secrets {
+		if !secretRe.MatchString(sec) {
+			v.merr("server.secrets", "secret name %q must be upper case: ^[A-Z][A-Z0-9_]*$", sec)
+		}
+	}
+	for _, f := range s.Functions {
+		if !toolNameRe.MatchString(f.Name) {
+			v.merr("server.functions."+f.Name, "server function name %q must be ASCII lowerCamel", f.Name)
+		}
+		v.tool(f.Tool, f)
+	}
+}
+
+// ui validates each widget and screen file with genui.Validate against the plugin's tools and
+// data sources.
+func (v *validator) ui() {
+	ctx := genui.Context{Tools: map[string]genui.Tool{}}
+	for _, ds := range v.m.DataSources {
+		ctx.DataSources = append(ctx.DataSources, ds.Name)
+	}
+	for _, t := range v.p.Tools {
+		gt := genui.Tool{Effect: t.Effect.String(), UserOnly: t.UserOnly}
+		for _, in := range t.Input {
+			gt.Input = append(gt.Input, in.Name)
+			if !in.Optional && !in.HasDefault {
+				gt.Required = append(gt.Required, in.Name)
+			}
+		}
+		ctx.Tools[t.Name] = gt
+	}
+	check := func(kind string, refs []*FileRef) {
+		for _, ref := range refs {
+			clean, err := checkRelPath(ref.File)
+			if err != nil {
+				continue
+			}
+			src, ok := v.p.Files[clean]
+			if !ok {
+				continue
+			}
+			c := ctx
+			c.Kind = kind
+			for _, d := range genui.Validate(clean, src, c) {
+				sev := SeverityError
+				if d.Severity == genui.Warning {
+					sev = SeverityWarning
+				}
+				v.d.add(Diagnostic{File: d.File, Line: d.Pos.Line, Col: d.Pos.Col, Severity: sev, Step: d.Path, Msg: d.Msg})
+			}
+		}
+	}
+	check("widget", v.m.Widgets)
+	check("screen", v.m.Screens)
+}
+
+// i18n checks i18n.en: it may only name existing tools (and widgets, screens, commands, data
+// sources, settings); a missing English title or summary is a warning (SPEC-DECISIONS §7).
+func (v *validator) i18n() {
+	m := v.m
+	if len(m.Pos) == 0 {
+		return
+	}
+	var en *Locale
+	if m.I18n != nil {
+		en = m.I18n.En
+	}
+	if en == nil {
+		en = &Locale{}
+	}
+	texts := map[string]*ToolText{}
+	for _, tt := range en.Tools {
+		texts[tt.Name] = tt
+		if findRef(m.Tools, tt.Name) == nil {
+			v.d.errorf(ManifestFile, tt.Pos, "", "i18n.en.tools: no tool %q in tools", tt.Name)
+		}
+	}
+	namesOf := func(refs []*FileRef) []string {
+		var out []string
+		for _, r := range refs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	checkNames := func(what string, list []*UIText, names []string) {
+		for _, u := range list {
+			if !contains(names, u.Name) {
+				v.d.errorf(ManifestFile, u.Pos, "", "i18n.en.%s: no %s %q", what, strings.TrimSuffix(what, "s"), u.Name)
+			}
+		}
+	}
+	checkNames("widgets", en.Widgets, namesOf(m.Widgets))
+	checkNames("screens", en.Screens, namesOf(m.Screens))
+	var dsNames, settingNames []string
+	for _, ds := range m.DataSources {
+		dsNames = append(dsNames, ds.Name)
+	}
+	for _, s := range m.Settings {
+		settingNames = append(settingNames, s.Screen)
+	}
+	checkNames("dataSources", en.DataSources, dsNames)
+	checkNames("settings", en.Settings, settingNames)
+	for _, c := range en.Commands {
+		found := false
+		for _, mc := range m.Commands {
+			found = found || mc.Name == c.Name
+		}
+		if !found {
+			v.d.errorf(ManifestFile, c.Pos, "", "i18n.en.commands: no command %q", c.Name)
+		}
+	}
+	where := func(tool string) string {
+		for _, p := range []string{"i18n.en.tools." + tool, "i18n.en.tools", "i18n.en", "i18n"} {
+			if _, ok := m.Pos[p]; ok {
+				return p
+			}
+		}
+		return "tools." + tool
+	}
+	if m.I18n == nil || m.I18n.En == nil || en.Name == "" {
+		v.mwarn(whereFirst(m.Pos, "i18n.en", "i18n", "name"), "i18n.en.name is missing: English users see the Chinese name")
+	}
+	if m.I18n == nil || m.I18n.En == nil || en.Description == "" {
+		v.mwarn(whereFirst(m.Pos, "i18n.en", "i18n", "description"), "i18n.en.description is missing: English users see the Chinese description")
+	}
+	for _, t := range v.p.Tools {
+		tt := texts[t.Name]
+		if tt == nil || tt.Title == "" {
+			v.mwarn(where(t.Name), "i18n.en.tools.%s.title is missing: English users see the Chinese title", t.Name)
+		}
+		if t.Summary != "" && (tt == nil || tt.Summary == "") {
+			v.mwarn(where(t.Name), "i18n.en.tools.%s.summary is missing: English users see no summary line", t.Name)
+		}
+		if tt != nil {
+			if n := runes(tt.Title); n > MaxTitle {
+				v.merr("i18n.en.tools."+t.Name+".title", "i18n.en.tools.%s.title is %d characters; the limit is %d", t.Name, n, MaxTitle)
+			}
+			if n := runes(tt.Summary); n > MaxSummary {
+				v.merr("i18n.en.tools."+t.Name+".summary", "i18n.en.tools.%s.summary is %d characters; the limit is %d", t.Name, n, MaxSummary)
+			}
+		}
+	}
+	if n := runes(en.Description); en.Description != "" && (n < MinDescription || n > MaxDescription) {
+		v.merr("i18n.en.description", "i18n.en.description is %d characters; it must be %d to %d", n, MinDescription, MaxDescription)
+	}
+}
+
+func whereFirst(pos Positions, paths ...string) string {
+	for _, p := range paths {
+		if _, ok := pos[p]; ok {
+			return p
+		}
+	}
+	return paths[len(paths)-1]
+}

@@ -1,0 +1,244 @@
+package plugin
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/pkuinfo/harness/lang/expr"
+)
+
+// Limits of the YAML layer (seed "Layout": at most 512 KB of loaded files; SPEC-DECISIONS §7).
+const (
+	// MaxTotalBytes caps the files one plugin loads, all together.
+	MaxTotalBytes = 512 << 10
+	// maxYAMLDepth caps how deeply YAML collections nest; the deepest legitimate plugin nests
+	// steps a dozen levels.
+	maxYAMLDepth = 64
+)
+
+var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseYAML parses one YAML document after the layer's checks: the size cap, UTF-8, a single
+// document, and hardenYAML. text is what the YAML parser reads; its lines must match src's lines
+// (PLUGIN.md passes its frontmatter with the opening "---" line blanked). It returns the
+// document's root node, or nil after reporting why there is none. aliases reports whether an
+// alias was found, in which case the tree must not be decoded.
+func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool) {
+	file := src.name
+	if len(text) > MaxTotalBytes {
+		d.errorf(file, expr.Pos{Line: 1, Col: 1}, "", "file is %d bytes, the limit is %d", len(text), MaxTotalBytes)
+		return nil, false
+	}
+	if !utf8.Valid(text) {
+		d.errorf(file, src.pos(firstInvalidUTF8(text)), "", "file is not UTF-8 text")
+		return nil, false
+	}
+	if i := bytes.IndexByte(text, 0); i >= 0 {
+		d.errorf(file, src.pos(i), "", "file contains a NUL byte")
+		return nil, false
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.errorf(file, expr.Pos{Line: 1, Col: 1}, "", "file is empty")
+			return nil, false
+		}
+		reportYAMLError(src, err, d)
+		return nil, false
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		d.errorf(file, src.nodePos(&extra), "", "a file holds one YAML document; remove the second `---`")
+		return nil, false
+	} else if !errors.Is(err, io.EOF) {
+		reportYAMLError(src, err, d)
+		return nil, false
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		d.errorf(file, expr.Pos{Line: 1, Col: 1}, "", "file is empty")
+		return nil, false
+	}
+	root = doc.Content[0]
+	if !hardenYAML(src, root, 0, d) {
+		return root, false
+	}
+	return root, true
+}
+
+func reportYAMLError(src *source, err error, d *diagList) {
+	msg := err.Error()
+	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		p := expr.Pos{Line: line, Col: 1}
+		if line >= 1 && line <= len(src.lines) {
+			p = src.pos(src.lines[line-1])
+		}
+		d.errorf(src.name, p, "", "YAML: %s", m[2])
+		return
+	}
+	d.errorf(src.name, expr.Pos{Line: 1, Col: 1}, "", "YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return 0
+}
+
+// hardenYAML refuses what a plugin never needs and an attacker might use (SPEC-DECISIONS §7, issue
+// 3): anchors, aliases, explicit tags, merge keys, non-scalar keys, duplicate keys, and nesting
+// deeper than maxYAMLDepth. It reports every such problem and returns false when the tree must not
+// be decoded (an alias, a non-scalar key or too deep a nesting).
+func hardenYAML(src *source, n *yaml.Node, depth int, d *diagList) bool {
+	file := src.name
+	ok := true
+	if depth > maxYAMLDepth {
+		d.errorf(file, src.nodePos(n), "", "YAML nests more than %d levels deep", maxYAMLDepth)
+		return false
+	}
+	if n.Kind == yaml.AliasNode {
+		d.errorf(file, src.nodePos(n), "", "YAML aliases (*%s) are not allowed; write the value out", n.Value)
+		return false
+	}
+	if n.Anchor != "" {
+		d.errorf(file, src.nodePos(n), "", "YAML anchors (&%s) are not allowed", n.Anchor)
+	}
+	if n.Style&yaml.TaggedStyle != 0 {
+		d.errorf(file, src.nodePos(n), "", "YAML tags (%s) are not allowed", n.Tag)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		seen := make(map[string]*yaml.Node, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				if k.Kind == yaml.AliasNode {
+					d.errorf(file, src.nodePos(k), "", "YAML aliases (*%s) are not allowed; write the value out", k.Value)
+				} else {
+					d.errorf(file, src.nodePos(k), "", "a map key must be a string")
+				}
+				ok = false
+				continue
+			}
+			if k.Anchor != "" {
+				d.errorf(file, src.nodePos(k), "", "YAML anchors (&%s) are not allowed", k.Anchor)
+			}
+			if k.Style&yaml.TaggedStyle != 0 {
+				d.errorf(file, src.nodePos(k), "", "YAML tags (%s) are not allowed", k.Tag)
+			}
+			if k.Tag == "!!merge" || (k.Value == "<<" && k.Style == 0) {
+				d.errorf(file, src.nodePos(k), "", "YAML merge keys (<<) are not allowed")
+			}
+			if first, dup := seen[k.Value]; dup {
+				d.errorf(file, src.nodePos(k), "", "duplicate key %q (first at line %d)", k.Value, first.Line)
+			} else {
+				seen[k.Value] = k
+			}
+			if !hardenYAML(src, v, depth+1, d) {
+				ok = false
+			}
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if !hardenYAML(src, c, depth+1, d) {
+				ok = false
+			}
+		}
+	}
+	return ok
+}
+
+// yamlKind names a node's kind for messages: "a map", "a list", "a string" …
+func yamlKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a map"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int", "!!float":
+			return "a number"
+		}
+		return "a string"
+	}
+	return "nothing"
+}
+
+// yesNo reports whether a scalar is one of the YAML 1.1 booleans that YAML 1.2 reads as strings.
+func yesNo(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode || n.Style != 0 {
+		return false
+	}
+	switch strings.ToLower(n.Value) {
+	case "yes", "no", "on", "off", "y", "n":
+		return true
+	}
+	return false
+}
+
+// yamlValue converts a node to an expression value (SPEC-DECISIONS §1): null, bool, float64,
+// string, []any, *expr.Object with keys in written order.
+func yamlValue(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return nil, nil
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err != nil {
+				return nil, err
+			}
+			return b, nil
+		case "!!int", "!!float":
+			var f float64
+			if err := n.Decode(&f); err != nil {
+				return nil, fmt.Errorf("%q is not a number", n.Value)
+			}
+			return f, nil
+		}
+		return n.Value, nil
+	case yaml.SequenceNode:
+		list := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := yamlValue(c)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		return list, nil
+	case yaml.MappingNode:
+		obj := expr.NewObject(len(n.Content) / 2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := yamlValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			obj.Set(n.Content[i].Value, v)
+		}
+		return obj, nil
+	}
+	return nil, fmt.Errorf("unsupported YAML node")
+}
