@@ -1,0 +1,370 @@
+package interp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding/simplifiedchinese"
+
+	"github.com/pkuinfo/harness/lang/expr"
+)
+
+// httpReq is one rendered request of a request step (SPEC-DECISIONS §6).
+type httpReq struct {
+	Campus      string // campus service, or "" for a public request
+	Method      string
+	URL         string  // absolute https URL, or a path when Campus is set
+	Query       []param // appended to URL's own query, in written order
+	Headers     []param
+	Body        []byte
+	ContentType string        // of Body; "" when there is none
+	Timeout     time.Duration // 0 = the run's deadline
+}
+
+type param struct{ Name, Value string }
+
+// fullURL returns URL with Query appended, each value encoded as
+// encodeURIComponent does (SPEC-DECISIONS §10).
+func (r *httpReq) fullURL() string {
+	if len(r.Query) == 0 {
+		return r.URL
+	}
+	var b strings.Builder
+	base, frag, _ := strings.Cut(r.URL, "#")
+	b.WriteString(base)
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+		if strings.HasSuffix(base, "?") || strings.HasSuffix(base, "&") {
+			sep = ""
+		}
+	}
+	for _, p := range r.Query {
+		b.WriteString(sep)
+		b.WriteString(encodeURIComponent(p.Name))
+		b.WriteByte('=')
+		b.WriteString(encodeURIComponent(p.Value))
+		sep = "&"
+	}
+	if frag != "" {
+		b.WriteString("#" + frag)
+	}
+	return b.String()
+}
+
+// encodeURIComponent escapes s as JavaScript's encodeURIComponent does:
+// everything but A–Z a–z 0–9 - _ . ! ~ * ' ( ) is percent-encoded as UTF-8.
+func encodeURIComponent(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// reply is a response read in full (at most MaxResponse bytes).
+type reply struct {
+	Status int
+	URL    string // after redirects
+	Header http.Header
+	Body   []byte // raw bytes as received
+}
+
+// netClient sends a run's requests: it applies the network allowlist,
+// https-only, the redirect rules, the request count and concurrency limits,
+// and reads bodies under the response size limit. One netClient serves one
+// run, including the tools it calls.
+type netClient struct {
+	network   []string
+	campus    map[string]bool
+	campusCli CampusClient
+	client    *http.Client
+	sem       chan struct{}
+	sent      atomic.Int64
+	onRequest func(RequestRecord)
+	recMu     sync.Mutex
+}
+
+// redirectErr is returned by CheckRedirect so the caller can report it.
+type redirectErr struct{ msg string }
+
+func (e *redirectErr) Error() string { return e.msg }
+
+func newNetClient(network, campus []string, o *Options) *netClient {
+	rt := o.Transport
+	if rt == nil {
+		rt = defaultTransport
+		if o.AllowPrivateAddrs {
+			rt = privateTransport
+		}
+	}
+	c := &netClient{
+		network:   network,
+		campus:    map[string]bool{},
+		campusCli: o.Campus,
+		sem:       make(chan struct{}, MaxConcurrent),
+		onRequest: o.OnRequest,
+	}
+	for _, s := range campus {
+		c.campus[s] = true
+	}
+	c.client = &http.Client{
+		Transport: rt,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > MaxRedirects {
+				return &redirectErr{fmt.Sprintf("redirects: more than %d, the limit is %d (at %s)", MaxRedirects, MaxRedirects, req.URL.Redacted())}
+			}
+			if msg := checkURL(c.network, req.URL); msg != "" {
+				return &redirectErr{"redirect refused: " + msg}
+			}
+			return nil
+		},
+	}
+	return c
+}
+
+// do sends r and reads the whole reply. Errors are *Error of kind http,
+// timeout or limit.
+func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
+	target := r.fullURL()
+	var u *url.URL
+	if r.Campus != "" {
+		if !c.campus[r.Campus] {
+			return nil, errf(KindHTTP, "campus service %s is not in campus", r.Campus)
+		}
+		pu, err := url.Parse(target)
+		if err != nil || pu.Scheme != "" || pu.Host != "" || !strings.HasPrefix(pu.Path, "/") {
+			return nil, errf(KindHTTP, "campus %s: url must be a path starting with / (got %q)", r.Campus, target)
+		}
+		u = pu
+	} else {
+		pu, err := url.Parse(target)
+		if err != nil {
+			return nil, errf(KindHTTP, "bad url %q: %v", target, unwrapURLErr(err))
+		}
+		if msg := checkURL(c.network, pu); msg != "" {
+			return nil, errf(KindHTTP, "request refused: %s", msg)
+		}
+		u = pu
+	}
+	if n := c.sent.Add(1); n > MaxRequests {
+		return nil, limitErr("requests", fmt.Sprintf("%d requests", n), strconv.Itoa(MaxRequests))
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctxErr(ctx)
+	}
+	defer func() { <-c.sem }()
+
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, errReqTimeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if r.Body != nil {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, u.String(), body)
+	if err != nil {
+		return nil, errf(KindHTTP, "bad request %s %s: %v", r.Method, target, err)
+	}
+	for _, h := range r.Headers {
+		req.Header.Add(h.Name, h.Value)
+	}
+	if r.ContentType != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", r.ContentType)
+	}
+	if c.onRequest != nil {
+		c.recMu.Lock()
+		c.onRequest(RequestRecord{Campus: r.Campus, Method: r.Method, URL: req.URL.String(), Header: req.Header.Clone(), Body: r.Body})
+		c.recMu.Unlock()
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "pku-harness-plugin/1")
+	}
+
+	var resp *http.Response
+	if r.Campus != "" {
+		if c.campusCli == nil {
+			return nil, errf(KindHTTP, "campus %s: needs the host's signed-in session (no campus client)", r.Campus)
+		}
+		resp, err = c.campusCli.Do(ctx, r.Campus, req)
+	} else {
+		resp, err = c.client.Do(req)
+	}
+	where := target
+	if r.Campus != "" {
+		where = "campus " + r.Campus + " " + target
+	}
+	if err != nil {
+		return nil, transportErr(ctx, where, r.Timeout, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
+	if err != nil {
+		return nil, transportErr(ctx, where, r.Timeout, err)
+	}
+	if len(b) > MaxResponse {
+		return nil, limitErr("response", "more than 2 MB from "+where, "2 MB")
+	}
+	final := target
+	if resp.Request != nil && resp.Request.URL != nil && r.Campus == "" {
+		final = resp.Request.URL.String()
+	}
+	return &reply{Status: resp.StatusCode, URL: final, Header: resp.Header, Body: b}, nil
+}
+
+var errReqTimeout = errors.New("request timeout")
+
+// transportErr classifies a failed round trip.
+func transportErr(ctx context.Context, where string, timeout time.Duration, err error) *Error {
+	if e := ctxErr(ctx); e != nil {
+		if errors.Is(context.Cause(ctx), errReqTimeout) {
+			return &Error{Kind: KindTimeout, Msg: fmt.Sprintf("request: no reply from %s within %s", where, timeout), err: err}
+		}
+		return e
+	}
+	var re *redirectErr
+	if errors.As(err, &re) {
+		if strings.HasPrefix(re.msg, "redirects:") {
+			return &Error{Kind: KindLimit, Msg: re.msg, err: err}
+		}
+		return &Error{Kind: KindHTTP, Msg: re.msg, err: err}
+	}
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return &Error{Kind: KindHTTP, Msg: fmt.Sprintf("request to %s failed: %v", where, unwrapURLErr(err)), err: err}
+}
+
+func unwrapURLErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// decodeText returns the body as UTF-8 text, decoded from the charset the
+// reply declares in its Content-Type header or, for HTML, a <meta> tag
+// (SPEC-DECISIONS §6, §10). GBK and GB2312 are read as GB18030. A leading
+// byte-order mark is dropped.
+func decodeText(body []byte, contentType string) string {
+	enc, name, _ := charset.DetermineEncoding(body, contentType)
+	switch name {
+	case "utf-8":
+		body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+		if utf8.Valid(body) {
+			return string(body)
+		}
+		return strings.ToValidUTF8(string(body), "\uFFFD")
+	case "gbk", "gb2312", "gb18030":
+		enc = simplifiedchinese.GB18030
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+	return strings.TrimPrefix(string(out), "\uFEFF")
+}
+
+// isJSON reports whether a Content-Type names JSON (application/json or
+// any +json type).
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
+}
+
+// readAs turns a reply into the value a request step binds, by `as`
+// (seed 004 "Steps"): json, text, html or response; "" picks json when the
+// content type says JSON, text otherwise. Every form but response fails
+// with kind http when the status is not 2xx.
+func readAs(rep *reply, as, where string) (any, error) {
+	ct := rep.Header.Get("Content-Type")
+	if as == "" {
+		as = "text"
+		if isJSON(ct) {
+			as = "json"
+		}
+	}
+	if as != "response" && (rep.Status < 200 || rep.Status > 299) {
+		return nil, errf(KindHTTP, "HTTP %d %s from %s", rep.Status, http.StatusText(rep.Status), where)
+	}
+	switch as {
+	case "json":
+		b := bytes.TrimPrefix(rep.Body, []byte("\xef\xbb\xbf"))
+		if _, params, err := mime.ParseMediaType(ct); err == nil {
+			if cs := strings.ToLower(params["charset"]); cs != "" && cs != "utf-8" && cs != "utf8" {
+				b = []byte(decodeText(b, ct))
+			}
+		}
+		v, err := expr.FromJSON(b)
+		if err != nil {
+			return nil, errf(KindHTTP, "reply from %s is not JSON: %v (%s)", where, err, snippet(b))
+		}
+		return v, nil
+	case "text":
+		return decodeText(rep.Body, ct), nil
+	case "html":
+		doc, err := html.Parse(strings.NewReader(decodeText(rep.Body, ct)))
+		if err != nil {
+			return nil, errf(KindHTTP, "reply from %s is not HTML: %v", where, err)
+		}
+		return &expr.Node{N: doc}, nil
+	case "response":
+		h := expr.NewObject(len(rep.Header))
+		keys := make([]string, 0, len(rep.Header))
+		for k := range rep.Header {
+			keys = append(keys, k)
+		}
+		sortStrings(keys)
+		for _, k := range keys {
+			h.Set(strings.ToLower(k), strings.Join(rep.Header[k], ", "))
+		}
+		o := expr.NewObject(4)
+		o.Set("status", float64(rep.Status))
+		o.Set("url", rep.URL)
+		o.Set("headers", h)
+		o.Set("text", decodeText(rep.Body, ct))
+		return o, nil
+	}
+	return nil, errf(KindHTTP, "unknown as: %q (want json, text, html or response)", as)
+}
+
+// snippet returns the start of b for an error message.
+func snippet(b []byte) string {
+	const n = 60
+	s := strings.ToValidUTF8(string(b), "?")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strconv.Quote(s)
+}

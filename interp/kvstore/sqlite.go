@@ -1,0 +1,139 @@
+package kvstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/expr"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+)
+
+// SQLite is a persistent interp.KV in one SQLite database file (pure Go,
+// modernc.org/sqlite). It is safe for concurrent use within one process;
+// writes are serialised so the quota check and the write are atomic.
+type SQLite struct {
+	db    *sql.DB
+	mu    sync.Mutex // serialises Set and Delete
+	quota int
+}
+
+const sqliteSchema = `
+CREATE TABLE IF NOT EXISTS kv (
+	plugin  TEXT    NOT NULL,
+	key     TEXT    NOT NULL,
+	value   BLOB    NOT NULL, -- JSON
+	size    INTEGER NOT NULL, -- len(key) + len(value), counted against the quota
+	expires INTEGER NOT NULL, -- Unix ms; 0 = never
+	PRIMARY KEY (plugin, key)
+) WITHOUT ROWID;`
+
+// OpenSQLite opens (creating if needed) the store in the database file at
+// path; ":memory:" gives a private in-memory database. The caller must Close
+// it.
+func OpenSQLite(path string) (*SQLite, error) {
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	if path == ":memory:" {
+		dsn = "file::memory:?_txlock=immediate"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: open %s: %w", path, err)
+	}
+	if path == ":memory:" {
+		db.SetMaxOpenConns(1) // every connection would get its own database
+	}
+	if _, err := db.Exec(sqliteSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("kvstore: create schema in %s: %w", path, err)
+	}
+	return &SQLite{db: db, quota: interp.KVQuota}, nil
+}
+
+// Close closes the database.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+// Get implements interp.KV: it returns the entry under key, expired or not.
+func (s *SQLite) Get(ctx context.Context, plugin, key string) (interp.Entry, bool, error) {
+	var (
+		b       []byte
+		expires int64
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT value, expires FROM kv WHERE plugin = ? AND key = ?`, plugin, key).Scan(&b, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return interp.Entry{}, false, nil
+	}
+	if err != nil {
+		return interp.Entry{}, false, fmt.Errorf("kvstore: get %q: %w", key, err)
+	}
+	v, err := expr.FromJSON(b)
+	if err != nil {
+		return interp.Entry{}, false, fmt.Errorf("kvstore: get %q: stored value: %w", key, err)
+	}
+	e := interp.Entry{Value: v}
+	if expires != 0 {
+		e.Expires = time.UnixMilli(expires)
+	}
+	return e, true, nil
+}
+
+// Set implements interp.KV. A write that would take the plugin over its
+// quota returns an error wrapping interp.ErrQuota and keeps the old value.
+func (s *SQLite) Set(ctx context.Context, plugin, key string, e interp.Entry) error {
+	b, size, err := encode(key, e.Value)
+	if err != nil {
+		return err
+	}
+	var expires int64
+	if !e.Expires.IsZero() {
+		expires = e.Expires.UnixMilli()
+		if expires == 0 {
+			expires = -1 // the epoch itself: already expired, not "never"
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("kvstore: set %q: %w", key, err)
+	}
+	defer tx.Rollback()
+	var used int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM kv WHERE plugin = ? AND key <> ?`, plugin, key).Scan(&used); err != nil {
+		return fmt.Errorf("kvstore: set %q: %w", key, err)
+	}
+	if used+size > s.quota {
+		return quotaError(key, used, size)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value, size, expires) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value, size = excluded.size, expires = excluded.expires`,
+		plugin, key, b, size, expires); err != nil {
+		return fmt.Errorf("kvstore: set %q: %w", key, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("kvstore: set %q: %w", key, err)
+	}
+	return nil
+}
+
+// Delete implements interp.KV.
+func (s *SQLite) Delete(ctx context.Context, plugin, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM kv WHERE plugin = ? AND key = ?`, plugin, key); err != nil {
+		return fmt.Errorf("kvstore: delete %q: %w", key, err)
+	}
+	return nil
+}
+
+// Usage returns the bytes plugin's entries count against the quota.
+func (s *SQLite) Usage(ctx context.Context, plugin string) (int, error) {
+	var used int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM kv WHERE plugin = ?`, plugin).Scan(&used)
+	return used, err
+}
