@@ -77,9 +77,10 @@ type (
 		x  node
 	}
 	binaryNode struct {
-		p    Pos // of the operator
-		op   string
-		x, y node
+		p     Pos // of the operator
+		op    string
+		x, y  node
+		paren bool // written in parentheses (matters only for mixing ?? with || and &&)
 	}
 	condNode struct {
 		p       Pos

@@ -614,11 +614,11 @@ func (n *methodNode) evalChain(st *state) (any, bool, error) {
 	if recv == nil && n.optional {
 		return nil, true, nil
 	}
+	if recv == nil {
+		return nil, false, rtErr(n.p, "cannot call method '%s' of null (use ?.)", n.name)
+	}
 	b := st.scope.env.lookupBuiltin(n.name)
 	if b == nil || !b.method {
-		if recv == nil {
-			return nil, false, rtErr(n.p, "cannot call method '%s' of null (use ?.)", n.name)
-		}
 		if b != nil {
 			return nil, false, rtErr(n.p, "'%s' is not a method; call it as %s(x, …)", n.name, n.name)
 		}
@@ -688,6 +688,11 @@ func arityText(b *builtin, n int) string {
 // ignored (as in JavaScript, so map's (item, index) suits x => … too).
 func (st *state) callFunc(f *Func, args []any, p Pos) (any, error) {
 	if f.builtin != nil {
+		// A builtin passed as a function gets only its required arguments, so that
+		// rows.map(num) is num(row) and not num(row, index).
+		if n := max(f.builtin.minArgs, 1); len(args) > n {
+			args = args[:n]
+		}
 		return st.callBuiltin(f.builtin, args, p)
 	}
 	if st.depth >= maxCallDepth {

@@ -117,7 +117,7 @@ var punctuators = []string{
 	"=>", "==", "!=", "<=", ">=", "&&", "||", "??", "?.", "++", "--", "+=", "-=", "*=", "/=",
 	"%=", "&=", "|=", "^=", "**", "<<", ">>",
 	"(", ")", "[", "]", "{", "}", ",", ":", "?", ".", "+", "-", "*", "/", "%", "<", ">", "=",
-	"!", "~", "&", "|", "^", ";", "@", "#",
+	"!", "~", "&", "|", "^", ";",
 }
 
 func isIdentStart(r rune) bool {
@@ -234,6 +234,14 @@ func (l *lexer) noIdentAfter(t token) token {
 		r, _ := utf8.DecodeRuneInString(l.src[l.off:])
 		if isIdentPart(r) {
 			l.errs.add(l.posOf(l.off), "unexpected %q right after the number %s", r, t.text)
+			for l.off < len(l.src) { // skip the rest of the name: one error is enough
+				r, size := utf8.DecodeRuneInString(l.src[l.off:])
+				if !isIdentPart(r) {
+					break
+				}
+				l.off += size
+			}
+			t.end = l.off
 		}
 	}
 	return t

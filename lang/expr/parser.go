@@ -273,10 +273,10 @@ func (p *parser) parseBinary(minPrec int) node {
 		}
 		if op == "??" || op == "||" {
 			// JavaScript refuses a ?? b || c without parentheses; so do we.
-			if b, ok := x.(*binaryNode); ok && (b.op == "??") != (op == "??") && (b.op == "??" || b.op == "||" || b.op == "&&") {
+			if b, ok := x.(*binaryNode); ok && !b.paren && (b.op == "??") != (op == "??") && (b.op == "??" || b.op == "||" || b.op == "&&") {
 				p.errorf(pos, "cannot mix '??' with '||' or '&&' without parentheses")
 			}
-			if b, ok := y.(*binaryNode); ok && op == "??" && (b.op == "||" || b.op == "&&") {
+			if b, ok := y.(*binaryNode); ok && !b.paren && op == "??" && (b.op == "||" || b.op == "&&") {
 				p.errorf(pos, "cannot mix '??' with '||' or '&&' without parentheses")
 			}
 		}
@@ -369,7 +369,7 @@ func (p *parser) parsePostfix() node {
 				continue
 			}
 			if p.tok.kind != tIdent {
-				if p.tok.kind == tPunct && p.tok.text == "#" {
+				if p.tok.kind == tInvalid && p.tok.text == "#" {
 					p.fail(p.tok.pos, "private names ('#') are not allowed")
 				}
 				p.fail(p.tok.pos, "expected a property name after '%s', found %s", map[bool]string{true: "?.", false: "."}[optional], describeTok(p.tok))
@@ -495,6 +495,9 @@ func (p *parser) parsePrimary() node {
 				p.fail(p.tok.pos, "the comma operator is not allowed")
 			}
 			p.expect(")", "to close '('")
+			if b, ok := x.(*binaryNode); ok {
+				b.paren = true
+			}
 			return x
 		case "[":
 			return p.parseList()

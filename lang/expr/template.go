@@ -2,7 +2,6 @@ package expr
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -152,7 +151,7 @@ func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (any, error
 		}
 		text, err := ToText(v)
 		if err != nil {
-			return nil, &RuntimeError{Pos: x.root.Pos(), Kind: "expression", Msg: fmt.Sprintf("cannot put %s into text: %v", describe(v), err)}
+			return nil, &RuntimeError{Pos: x.root.Pos(), Kind: "expression", Msg: err.Error()}
 		}
 		if len(text) >= 1024 {
 			if err := st.charge(x.root.Pos(), len(text)/1024); err != nil {

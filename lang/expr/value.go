@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -438,6 +439,10 @@ func ToText(v any) (string, error) {
 			return "true", nil
 		}
 		return "false", nil
+	case *Node:
+		return "", errors.New("an HTML node is not text; use htmlText(node) or attr(node, name)")
+	case *Func:
+		return "", errors.New("a function is not text; call it")
 	}
 	b, err := ToJSON(v, "")
 	if err != nil {

@@ -385,19 +385,25 @@ func fnJoin(c *expr.Call, args []any) (any, error) {
 	if err := c.Charge(len(l)); err != nil {
 		return nil, err
 	}
-	var b []byte
+	texts := make([]string, len(l))
+	n := len(sep) * max(len(l)-1, 0)
 	for i, v := range l {
-		if i > 0 {
-			b = append(b, sep...)
-		}
 		s, err := expr.ToText(v)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %v", i, err)
 		}
-		b = append(b, s...)
+		texts[i] = s
+		n += len(s)
 	}
-	if err := c.Charge(len(b) / 1024); err != nil { // long text: one more per KB
+	if err := c.Charge(n / 1024); err != nil { // long text: one more per KB, before joining
 		return nil, err
+	}
+	b := make([]byte, 0, n)
+	for i, s := range texts {
+		if i > 0 {
+			b = append(b, sep...)
+		}
+		b = append(b, s...)
 	}
 	return string(b), nil
 }
