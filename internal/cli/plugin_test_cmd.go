@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/pkuinfo/harness/replay"
+)
+
+func init() {
+	Register(&Command{
+		Path:    "plugin test",
+		Usage:   "[--json] DIR…",
+		Summary: "replay each plugin's recorded tests (tests/*.yaml) offline",
+		Run:     pluginTest,
+	})
+}
+
+// replayArgs removes --json (or -json) from args and reports whether it was there. Any other
+// argument that starts with "-" (before a "--") is returned as bad.
+func replayArgs(args []string) (rest []string, asJSON bool, bad string) {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return append(rest, args[i+1:]...), asJSON, ""
+		case a == "--json" || a == "-json":
+			asJSON = true
+		case strings.HasPrefix(a, "-") && a != "-":
+			return nil, false, a
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, asJSON, ""
+}
+
+// pluginTest is `harness plugin test [--json] DIR…` (SPEC-DECISIONS §8, §9): one line per test,
+// then `N passed, N failed`; exit 0 when every test passed, 1 when one failed or a plugin could
+// not be loaded, 2 on bad usage.
+func pluginTest(env *Env) int {
+	dirs, asJSON, bad := replayArgs(env.Args)
+	if bad != "" || len(dirs) == 0 {
+		if bad != "" {
+			fmt.Fprintf(env.Stderr, "harness plugin test: unknown flag %s\n", bad)
+		}
+		fmt.Fprintln(env.Stderr, "usage: harness plugin test [--json] DIR…")
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var rep replay.Report
+	for _, dir := range dirs {
+		r, err := replay.RunDir(ctx, dir)
+		if err != nil {
+			r.Add(replay.Outcome{Plugin: dir, Problems: []string{err.Error()}})
+		}
+		rep.Merge(r)
+	}
+	var err error
+	if asJSON {
+		err = rep.WriteJSON(env.Stdout)
+	} else {
+		err = rep.WriteText(env.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "harness plugin test: %v\n", err)
+		return ExitFail
+	}
+	if rep.Failed > 0 {
+		return ExitFail
+	}
+	return ExitOK
+}
