@@ -1,0 +1,209 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pkuinfo/harness/cloud/protocol"
+)
+
+// services is what this provider offers; push, files and functions answer 501 unsupported.
+var services = []string{protocol.ServiceStore, protocol.ServiceChannels}
+
+// powSalt is the salt of the given rotation epoch: HMAC(server secret, epoch), 16 bytes in
+// base64url. Deriving it means no salt state to store, and a restart keeps the current salt.
+func (s *Server) powSalt(epoch int64) string {
+	m := s.macWith(s.saltKey, "pow-salt", strconv.FormatInt(epoch, 10))
+	return protocol.B64.EncodeToString(m[:16])
+}
+
+func (s *Server) saltEpoch() int64 {
+	return s.nowMs() / s.cfg.SaltRotation.Milliseconds()
+}
+
+// getMeta answers GET /v1/meta (seed 003 “# 元数据”).
+func (s *Server) getMeta(w http.ResponseWriter, r *http.Request) error {
+	pages := s.pages
+	if pages == nil {
+		pages = []protocol.MetaPage{}
+	}
+	writeJSON(w, http.StatusOK, protocol.MetaResponse{
+		Protocol:  protocol.ProtocolVersion,
+		Services:  services,
+		Limits:    s.cfg.Limits,
+		Pow:       protocol.MetaPow{Difficulty: s.cfg.PowDifficulty, Salt: s.powSalt(s.saltEpoch())},
+		Pages:     pages,
+		Functions: []protocol.MetaFunction{},
+		Operator:  s.cfg.Operator,
+	})
+	return nil
+}
+
+// registerDevice answers POST /v1/devices: it recomputes the proof of work against the current
+// or the previous salt and stores the identity (seed 003 “POST /v1/devices”).
+func (s *Server) registerDevice(w http.ResponseWriter, r *http.Request) error {
+	if err := s.limit(w, s.reg, s.clientIP(r)); err != nil {
+		return err
+	}
+	var req protocol.RegisterDeviceRequest
+	if err := readJSON(w, r, 4<<10, &req); err != nil {
+		return err
+	}
+	epoch := s.saltEpoch()
+	if req.Pow.Salt != s.powSalt(epoch) && req.Pow.Salt != s.powSalt(epoch-1) {
+		return errf(protocol.CodePowInvalid, "pow.salt is not the current or the previous salt; read GET /v1/meta again")
+	}
+	if !protocol.VerifyPow(req.Pow.Salt, req.SignPub, req.BoxPub, req.Pow.Nonce, s.cfg.PowDifficulty) {
+		return errf(protocol.CodePowInvalid, "the proof of work has fewer than %d leading zero bits", s.cfg.PowDifficulty)
+	}
+	d := Device{ID: randomID(16), SignPub: req.SignPub, BoxPub: req.BoxPub, CreatedAt: s.nowMs()}
+	if err := s.st.CreateDevice(r.Context(), d); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return errf(protocol.CodeConflict, "this signPub is already registered")
+		}
+		return err
+	}
+	s.log.Info("device registered", "device", d.ID)
+	writeJSON(w, http.StatusOK, protocol.RegisterDeviceResponse{DeviceID: d.ID})
+	return nil
+}
+
+// tokenClaims is what a plugin token carries: sub (device), plg (plugin), svc (services), exp
+// (Unix ms).
+type tokenClaims struct {
+	Sub string   `json:"sub"`
+	Plg string   `json:"plg"`
+	Svc []string `json:"svc"`
+	Exp int64    `json:"exp"`
+}
+
+const tokenPrefix = "pt1."
+
+func (s *Server) mintToken(c tokenClaims) string {
+	body, _ := json.Marshal(c)
+	p := protocol.B64.EncodeToString(body)
+	return tokenPrefix + p + "." + protocol.B64.EncodeToString(s.mac("plugin-token", p))
+}
+
+// verifyToken checks a plugin token's MAC and expiry and that its device still exists, and that
+// it grants service (when not empty).
+func (s *Server) verifyToken(r *http.Request, tok, service string) (tokenClaims, error) {
+	var c tokenClaims
+	bad := errf(protocol.CodeUnauthorized, "missing, malformed or expired token")
+	if !strings.HasPrefix(tok, tokenPrefix) {
+		return c, bad
+	}
+	p, sig, ok := strings.Cut(tok[len(tokenPrefix):], ".")
+	if !ok {
+		return c, bad
+	}
+	want := protocol.B64.EncodeToString(s.mac("plugin-token", p))
+	if !hmacEqual(sig, want) {
+		return c, bad
+	}
+	body, err := protocol.B64.DecodeString(p)
+	if err != nil || json.Unmarshal(body, &c) != nil {
+		return c, bad
+	}
+	if c.Exp <= s.nowMs() {
+		return c, bad
+	}
+	if _, err := s.st.Device(r.Context(), c.Sub); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return c, errf(protocol.CodeUnauthorized, "the device of this token is deleted")
+		}
+		return c, err
+	}
+	if service != "" && !slices.Contains(c.Svc, service) {
+		return c, errf(protocol.CodeForbidden, "the token does not grant the %s service", service)
+	}
+	return c, nil
+}
+
+// pluginToken reads the bearer token (or, for sockets, `?t=`) and verifies it.
+func (s *Server) pluginToken(r *http.Request, service string, queryOK bool) (tokenClaims, error) {
+	tok, ok := bearer(r)
+	if !ok && queryOK {
+		tok = r.URL.Query().Get("t")
+	}
+	return s.verifyToken(r, tok, service)
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:]), true
+	}
+	return "", false
+}
+
+// createToken answers POST /v1/auth/token (seed 003): aud must be this server's origin, ts
+// within ±5 min, the nonce unused for the device, the signature valid for the device's key.
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
+	var req protocol.AuthTokenRequest
+	if err := readJSON(w, r, 4<<10, &req); err != nil {
+		return err
+	}
+	if want := s.origin(r); req.Aud != want {
+		return errf(protocol.CodeUnauthorized, "aud %q is not this server's origin %q", req.Aud, want)
+	}
+	now := s.nowMs()
+	if d := now - req.Ts; d > protocol.AuthSkewMs || d < -protocol.AuthSkewMs {
+		return errf(protocol.CodeUnauthorized, "ts is %d ms from the server's clock; the limit is ±%d", d, protocol.AuthSkewMs)
+	}
+	for _, svc := range req.Services {
+		if !slices.Contains(services, svc) {
+			return errf(protocol.CodeUnsupported, "the %s service is not offered by this provider", svc)
+		}
+	}
+	dev, err := s.st.Device(r.Context(), req.DeviceID)
+	if errors.Is(err, ErrNotFound) {
+		return errf(protocol.CodeUnauthorized, "unknown device")
+	} else if err != nil {
+		return err
+	}
+	if err := protocol.VerifyAuthChallenge(dev.SignPub, &req); err != nil {
+		return errf(protocol.CodeUnauthorized, "bad signature")
+	}
+	// Counted after the signature, so nobody else can use up a device's budget.
+	if err := s.limit(w, s.tokens, dev.ID); err != nil {
+		return err
+	}
+	// Remembered for 10 minutes: longer than any ts the ±5 min window still accepts.
+	if err := s.st.UseNonce(r.Context(), dev.ID, req.Nonce, now+2*protocol.AuthSkewMs, now); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return errf(protocol.CodeUnauthorized, "nonce already used")
+		}
+		return err
+	}
+	exp := now + protocol.TokenTTLms
+	tok := s.mintToken(tokenClaims{Sub: dev.ID, Plg: req.Plugin, Svc: protocol.NormalizeServices(req.Services), Exp: exp})
+	writeJSON(w, http.StatusOK, protocol.AuthTokenResponse{Token: tok, ExpiresAt: exp})
+	return nil
+}
+
+// deleteDevice answers DELETE /v1/devices/me: every record of the device goes, its open
+// channels close with reason "revoked".
+func (s *Server) deleteDevice(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.pluginToken(r, "", false)
+	if err != nil {
+		return err
+	}
+	chans, err := s.st.DeleteDevice(r.Context(), c.Sub)
+	if errors.Is(err, ErrNotFound) {
+		return errf(protocol.CodeUnauthorized, "the device of this token is deleted")
+	} else if err != nil {
+		return fmt.Errorf("delete device: %w", err)
+	}
+	for _, id := range chans {
+		s.hub.dropRoom(id, protocol.ReasonRevoked)
+	}
+	s.log.Info("device deleted", "device", c.Sub, "channels", len(chans))
+	writeJSON(w, http.StatusOK, okBody)
+	return nil
+}

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// RatePolicy is a fixed-window limit: Quota events per Window, named for the IETF
+// RateLimit-Policy field (draft-ietf-httpapi-ratelimit-headers). A zero Quota disables it.
+type RatePolicy struct {
+	Name   string
+	Quota  int
+	Window time.Duration
+}
+
+// limiter counts events per key in fixed windows. Old windows are dropped lazily by sweep.
+type limiter struct {
+	policy RatePolicy
+	mu     sync.Mutex
+	slots  map[string]*window
+}
+
+type window struct {
+	start int64 // ms
+	n     int
+}
+
+func newLimiter(p RatePolicy) *limiter {
+	return &limiter{policy: p, slots: map[string]*window{}}
+}
+
+// allow counts one event for key at now (ms). It reports whether the event is within the quota,
+// how many remain and the seconds until the window resets.
+func (l *limiter) allow(key string, now int64) (ok bool, remaining int, resetS int64) {
+	if l == nil || l.policy.Quota <= 0 {
+		return true, 0, 0
+	}
+	w := l.policy.Window.Milliseconds()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.slots[key]
+	if s == nil || now-s.start >= w || now < s.start {
+		if s == nil {
+			s = &window{}
+			l.slots[key] = s
+		}
+		s.start, s.n = now, 0
+	}
+	reset := (s.start + w - now + 999) / 1000
+	if s.n >= l.policy.Quota {
+		return false, 0, reset
+	}
+	s.n++
+	return true, l.policy.Quota - s.n, reset
+}
+
+func (l *limiter) sweep(now int64) {
+	if l == nil {
+		return
+	}
+	w := l.policy.Window.Milliseconds()
+	l.mu.Lock()
+	for k, s := range l.slots {
+		if now-s.start >= w {
+			delete(l.slots, k)
+		}
+	}
+	l.mu.Unlock()
+}
+
+// headers writes RateLimit-Policy and RateLimit (structured fields of the IETF draft) and, when
+// limited, Retry-After.
+func (l *limiter) headers(h http.Header, remaining int, resetS int64, limited bool) {
+	p := l.policy
+	h.Set("RateLimit-Policy", fmt.Sprintf("%q;q=%d;w=%d", p.Name, p.Quota, int64(p.Window/time.Second)))
+	h.Set("RateLimit", fmt.Sprintf("%q;r=%d;t=%d", p.Name, remaining, resetS))
+	if limited {
+		h.Set("Retry-After", strconv.FormatInt(resetS, 10))
+	}
+}
+
+// frameRate is a per-party frame budget: a sliding pair of one-minute windows, no allocation.
+type frameRate struct {
+	start int64 // ms, start of the current minute window
+	cur   int
+	prev  int
+}
+
+// allow counts one frame at now against perMin frames per minute, weighting the previous
+// minute by how much of it still overlaps the last 60 s.
+func (f *frameRate) allow(now int64, perMin int) bool {
+	const w = 60_000
+	switch d := now - f.start; {
+	case d >= 2*w || d < 0:
+		f.start, f.cur, f.prev = now, 0, 0
+	case d >= w:
+		f.start, f.prev, f.cur = f.start+w, f.cur, 0
+	}
+	weight := float64(w-(now-f.start)) / w
+	if float64(f.prev)*weight+float64(f.cur) >= float64(perMin) {
+		return false
+	}
+	f.cur++
+	return true
+}

@@ -1,0 +1,260 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/pkuinfo/harness/cloud/protocol"
+)
+
+// readPool holds frame read buffers: a socket holds one only while a frame is being handled, so
+// idle sockets cost no read buffer of their own.
+var readPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errf(protocol.CodePayloadTooLarge, "the body is over %d bytes", max)
+		}
+		return nil, errf(protocol.CodeBadRequest, "reading the body: %v", err)
+	}
+	return b, nil
+}
+
+func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		OriginPatterns:  s.cfg.WebSocketOrigins,
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		return nil, err // Accept has answered the request
+	}
+	ws.SetReadLimit(protocol.MaxFrameJSON)
+	return ws, nil
+}
+
+// ownerSocket answers GET /v1/channels/{id}/ws: the owner's WebSocket (token in the
+// Authorization header or `?t=`).
+func (s *Server) ownerSocket(id string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rm, err := s.ownedRoom(r, id, true)
+		if err != nil {
+			return err
+		}
+		ws, err := s.accept(w, r)
+		if err != nil {
+			return nil
+		}
+		c := newConn(s.cfg.SendQueue)
+		if !rm.attachOwner(c, s.nowMs()) {
+			ws.Close(protocol.CloseClosed, "channel closed")
+			return nil
+		}
+		done := make(chan struct{})
+		go func() { s.writeLoop(ws, c); close(done) }()
+		s.readLoop(ws, c, func(b []byte) {
+			if reply := s.relayOwnerFrame(rm, b); reply != nil {
+				c.enqueue(reply)
+			}
+		})
+		rm.detachOwner(c)
+		c.close(0, "")
+		<-done
+		return nil
+	}
+}
+
+// peerSocket answers GET /v1/c/{id}/ws?t=PEER_TOKEN.
+func (s *Server) peerSocket(id string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rm, st, err := s.peerSeat(r, id)
+		if err != nil {
+			return err
+		}
+		ws, err := s.accept(w, r)
+		if err != nil {
+			return nil
+		}
+		c := newConn(s.cfg.SendQueue)
+		if rm.attachPeer(st.p.TokenHash, c, s.nowMs()) == nil {
+			ws.Close(protocol.CloseKicked, "no seat")
+			return nil
+		}
+		done := make(chan struct{})
+		go func() { s.writeLoop(ws, c); close(done) }()
+		s.readLoop(ws, c, func(b []byte) {
+			if _, reply := s.relayPeerFrame(rm, st, b); reply != nil {
+				c.enqueue(reply)
+			}
+		})
+		rm.detachPeer(st, c, s.nowMs())
+		c.close(0, "")
+		<-done
+		return nil
+	}
+}
+
+// readLoop hands each text message to handle until the socket fails or closes. A binary
+// message is answered with an error frame through handle's own validation (it is not JSON).
+func (s *Server) readLoop(ws *websocket.Conn, c *conn, handle func([]byte)) {
+	ctx := context.Background() // the writer closes the socket, which ends Reader
+	for {
+		_, rd, err := ws.Reader(ctx)
+		if err != nil {
+			return
+		}
+		buf := readPool.Get().(*bytes.Buffer)
+		buf.Reset()
+		_, err = buf.ReadFrom(rd)
+		if err == nil {
+			handle(buf.Bytes())
+		}
+		if buf.Cap() <= 2*protocol.MaxFrameJSON {
+			readPool.Put(buf)
+		}
+		if err != nil {
+			return
+		}
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+	}
+}
+
+// writeLoop is the connection's only writer: queued frames with a deadline each, pings every
+// PingInterval, and on close the queued frames (a `closed` frame first) then the close code.
+func (s *Server) writeLoop(ws *websocket.Conn, c *conn) {
+	ping := time.NewTicker(s.cfg.PingInterval)
+	defer ping.Stop()
+	write := func(b []byte) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
+		err := ws.Write(ctx, websocket.MessageText, b)
+		cancel()
+		return err == nil
+	}
+	for {
+		select {
+		case b := <-c.send:
+			if !write(b) {
+				c.close(0, "")
+				ws.CloseNow()
+				return
+			}
+		case <-ping.C:
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
+			err := ws.Ping(ctx)
+			cancel()
+			if err != nil {
+				c.close(0, "")
+				ws.CloseNow()
+				return
+			}
+		case <-c.done:
+			for {
+				select {
+				case b := <-c.send:
+					if !write(b) {
+						ws.CloseNow()
+						return
+					}
+					continue
+				default:
+				}
+				break
+			}
+			if c.code == 0 {
+				ws.CloseNow()
+				return
+			}
+			// Close waits for the client's close frame; bound it like any write.
+			closed := make(chan struct{})
+			go func() {
+				ws.Close(websocket.StatusCode(c.code), c.reason)
+				close(closed)
+			}()
+			select {
+			case <-closed:
+			case <-time.After(s.cfg.WriteTimeout):
+				ws.CloseNow()
+			}
+			return
+		}
+	}
+}
+
+// peerEvents answers GET /v1/c/{id}/events?t=PEER_TOKEN: the SSE fallback. Each frame is one
+// `data:` line; a comment line keeps proxies from timing out the stream. There is no
+// server-wide write timeout: every write gets its own deadline.
+func (s *Server) peerEvents(id string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rm, st, err := s.peerSeat(r, id)
+		if err != nil {
+			return err
+		}
+		rc := http.NewResponseController(w)
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Accel-Buffering", "no")
+		c := newConn(s.cfg.SendQueue)
+		if rm.attachPeer(st.p.TokenHash, c, s.nowMs()) == nil {
+			return errf(protocol.CodeUnauthorized, "no seat")
+		}
+		defer rm.detachPeer(st, c, s.nowMs())
+		defer c.close(0, "")
+		w.WriteHeader(http.StatusOK)
+		write := func(parts ...[]byte) bool {
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			for _, p := range parts {
+				if _, err := w.Write(p); err != nil {
+					return false
+				}
+			}
+			return rc.Flush() == nil
+		}
+		if !write([]byte(": pku-harness-cloud\n\n")) {
+			return nil
+		}
+		ping := time.NewTicker(s.cfg.PingInterval)
+		defer ping.Stop()
+		dataPrefix, end := []byte("data: "), []byte("\n\n")
+		for {
+			select {
+			case <-r.Context().Done():
+				return nil
+			case b := <-c.send:
+				if !write(dataPrefix, b, end) {
+					return nil
+				}
+			case <-ping.C:
+				if !write([]byte(fmt.Sprintf(": ping %d\n\n", s.nowMs()))) {
+					return nil
+				}
+			case <-c.done:
+				for {
+					select {
+					case b := <-c.send:
+						if !write(dataPrefix, b, end) {
+							return nil
+						}
+						continue
+					default:
+					}
+					return nil
+				}
+			}
+		}
+	}
+}
