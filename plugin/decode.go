@@ -74,7 +74,11 @@ func (f *fileDec) fields(n *yaml.Node, what, step string, known ...string) (*fie
 	fs := &fieldSet{f: f, n: n, byKey: make(map[string]pair, len(ps))}
 	for _, p := range ps {
 		if !contains(known, p.key) {
-			f.errorf(p.k, step, "unknown field %q in %s%s", p.key, what, suggest(p.key, known))
+			hint := suggest(p.key, known)
+			if hint == "" && n.Style&yaml.FlowStyle != 0 && p.v.Tag == "!!null" && p.v.Value == "" {
+				hint = " (inside { … } a comma ends a value: quote text that contains a comma)"
+			}
+			f.errorf(p.k, step, "unknown field %q in %s%s", p.key, what, hint)
 			continue
 		}
 		if _, dup := fs.byKey[p.key]; !dup {
@@ -292,6 +296,10 @@ func (f *fileDec) exprField(n *yaml.Node, what, step string, env *expr.Env) *Exp
 	}
 	x, err := env.Parse(ef.Src)
 	if err != nil {
+		if src := strings.TrimSpace(ef.Src); strings.HasPrefix(src, "${") && strings.HasSuffix(src, "}") {
+			f.d.errorf(ef.File, ef.Pos, step, "%s is an expression, not a template: write it without ${ }", what)
+			return ef
+		}
 		f.exprErrors(&ef.Scalar, step, what, err)
 		return ef
 	}

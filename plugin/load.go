@@ -174,11 +174,13 @@ func (l *loader) loadManifest(text []byte) {
 		if ref.File == "" {
 			t, _ = decodeTool(l.fm, ref.Name, raw.inlineTools[ref.Name], l.env, p.Shared, false)
 		} else {
-			if other, dup := seen[ref.File]; dup {
-				l.d.errorf(ManifestFile, m.Pos.At("tools."+ref.Name+".file"), "", "tools.%s: %s is already the file of tool %s (one tool per file)", ref.Name, ref.File, other)
-				continue
+			if clean, err := checkRelPath(ref.File); err == nil {
+				if other, dup := seen[clean]; dup {
+					l.d.errorf(ManifestFile, m.Pos.At("tools."+ref.Name+".file"), "", "tools.%s: %s is already the file of tool %s (one tool per file)", ref.Name, clean, other)
+					continue
+				}
+				seen[clean] = ref.Name
 			}
-			seen[ref.File] = ref.Name
 			f, n := l.yamlFile(ref.File, "tools."+ref.Name+".file")
 			if n == nil {
 				continue

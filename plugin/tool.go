@@ -21,16 +21,16 @@ var serverFunctionFields = []string{
 // decodeShared decodes a shared file or inline map: { constants, functions }. Functions are
 // defined in env in written order.
 func decodeShared(f *fileDec, n *yaml.Node, file string, env *expr.Env) *Shared {
-	sh := &Shared{File: file, Constants: expr.NewObject(0)}
+	sh := &Shared{File: file, Constants: expr.NewObject(0), Pos: Positions{}, src: f.file()}
 	fs, ok := f.fields(n, "shared", "", "constants", "functions")
 	if !ok {
 		return sh
 	}
 	if x := fs.get("constants"); x != nil {
-		sh.Constants = decodeConstants(f, x, "constants", nil)
+		sh.Constants = decodeConstants(f, x, "constants", sh.Pos)
 	}
 	if x := fs.get("functions"); x != nil {
-		sh.Functions = decodeFunctions(f, x, "functions", env, nil)
+		sh.Functions = decodeFunctions(f, x, "functions", env, sh.Pos)
 	}
 	return sh
 }
@@ -357,7 +357,10 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 			break
 		}
 	}
-	s := &Step{Kind: kind, File: f.file(), Pos: f.pos(n), Concurrency: 1}
+	s := &Step{Kind: kind, File: f.file(), Pos: f.pos(n), Concurrency: 1, pos: Positions{}}
+	for _, p := range ps {
+		s.pos[p.key] = f.pos(p.v)
+	}
 	if x := findVal(ps, "let"); x != nil {
 		if name, ok := f.str(x, "let", base); ok {
 			s.Let = name
@@ -375,7 +378,16 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 	}
 	step := s.Path
 	if kind == 0 {
-		f.errorf(n, step, "a step needs one of value, request, each, paginate, extract, if, check, try, kv, cache, call, ability")
+		unknown := false
+		for _, p := range ps {
+			if !contains(allStepKeys, p.key) {
+				f.errorf(p.k, step, "unknown field %q in a step%s", p.key, suggest(p.key, allStepKeys))
+				unknown = true
+			}
+		}
+		if !unknown {
+			f.errorf(n, step, "a step needs one of value, request, each, paginate, extract, if, check, try, kv, cache, call, ability")
+		}
 		return nil
 	}
 	allowed := stepKeys[kind]
@@ -392,10 +404,10 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 				if other != "" {
 					f.errorf(p.k, step, "a step does one thing: it has both %s and %s", kind, other)
 				} else {
-					f.errorf(p.k, step, "%s is not a field of a %s step (it takes %s)", p.key, kind, strings.Join(allowed, ", "))
+					f.errorf(p.k, step, "%s is not a field of %s step (it takes %s)", p.key, article(kind), strings.Join(allowed, ", "))
 				}
 			} else {
-				f.errorf(p.k, step, "unknown field %q in a %s step%s", p.key, kind, suggest(p.key, allowed))
+				f.errorf(p.k, step, "unknown field %q in %s step%s", p.key, article(kind), suggest(p.key, allowed))
 			}
 			continue
 		}
@@ -612,6 +624,7 @@ func decodeRequest(f *fileDec, n *yaml.Node, what, step string, env *expr.Env, s
 		r.Timeout, _ = f.duration(x, what+".timeout", step)
 	}
 	if x := fs.get("as"); x != nil && s != nil {
+		s.pos["as"] = f.pos(x)
 		if s.As != "" {
 			f.errorf(fs.key("as"), step, "as is written twice (in the step and in %s)", what)
 		}
@@ -659,6 +672,7 @@ func decodeExtract(f *fileDec, n *yaml.Node, step string, env *expr.Env, s *Step
 		f.errorf(n, step, "extract needs from: the HTML to read")
 	}
 	if x := fs.get("each"); x != nil {
+		s.pos["extract.each"] = f.pos(x)
 		e.Each, _ = f.str(x, "extract.each", step)
 	} else {
 		f.errorf(n, step, "extract needs each: a CSS selector for the items")
@@ -671,10 +685,9 @@ func decodeExtract(f *fileDec, n *yaml.Node, step string, env *expr.Env, s *Step
 				continue
 			}
 			ef := &ExtractField{Name: p.key, Src: src, Pos: f.pos(p.v)}
-			parts := strings.Split(src, "|")
-			ef.Selector = strings.TrimSpace(parts[0])
+			parts := splitPipes(src)
+			ef.Selector = parts[0]
 			for _, part := range parts[1:] {
-				part = strings.TrimSpace(part)
 				name, arg, _ := strings.Cut(part, " ")
 				ef.Pipes = append(ef.Pipes, Pipe{Name: name, Arg: strings.TrimSpace(arg)})
 			}
@@ -701,7 +714,12 @@ func decodeCache(f *fileDec, n *yaml.Node, step string, env *expr.Env) *Cache {
 		f.errorf(n, step, "cache needs key")
 	}
 	if x := fs.get("ttl"); x != nil {
-		c.TTL, _ = f.duration(x, "cache.ttl", step)
+		if d, ok := f.duration(x, "cache.ttl", step); ok {
+			c.TTL = d
+			if d == 0 {
+				f.errorf(x, step, "cache.ttl must be more than 0")
+			}
+		}
 	} else {
 		f.errorf(n, step, "cache needs ttl")
 	}
@@ -709,4 +727,33 @@ func decodeCache(f *fileDec, n *yaml.Node, step string, env *expr.Env) *Cache {
 		c.StaleOnError, _ = f.boolean(x, "cache.staleOnError", step)
 	}
 	return c
+}
+
+// splitPipes splits an extract field "selector | pipe | pipe" on the bars that stand alone: a
+// bar at the start, or with a space before and after it. A bar inside a word, as in the regex
+// of `match (\d+)|(\w+)`, stays part of its pipe. Parts are trimmed; the first is the selector.
+func splitPipes(src string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(src); i++ {
+		if src[i] != '|' {
+			continue
+		}
+		before := i == 0 || strings.TrimSpace(src[:i]) == "" || src[i-1] == ' ' || src[i-1] == '\t'
+		after := i+1 == len(src) || src[i+1] == ' ' || src[i+1] == '\t'
+		if before && after {
+			parts = append(parts, strings.TrimSpace(src[start:i]))
+			start = i + 1
+		}
+	}
+	return append(parts, strings.TrimSpace(src[start:]))
+}
+
+// article returns the step kind with "a" or "an": "an if", "an each", "a value".
+func article(k StepKind) string {
+	switch k {
+	case StepIf, StepEach, StepExtract, StepAbility:
+		return "an " + k.String()
+	}
+	return "a " + k.String()
 }

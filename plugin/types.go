@@ -266,6 +266,11 @@ type Shared struct {
 	File      string       // "" when inline or absent
 	Constants *expr.Object // name → value, in written order
 	Functions []*Function
+	// Pos is the position of each constant and function name ("constants.X", "functions.f") in
+	// the shared file (PLUGIN.md when inline).
+	Pos Positions
+
+	src string // the file the definitions are in: File, or PLUGIN.md when inline
 }
 
 // Tool is one tool (seed "Tools"). File is the file it was read from ("PLUGIN.md" for an inline
@@ -415,6 +420,16 @@ type Step struct {
 	Group   string
 	Op      string
 	Args    *ExprField
+
+	pos Positions // of each key's value ("as", "extract.each")
+}
+
+// at returns the position of the value of key in the step, or the step's position.
+func (s *Step) at(key string) expr.Pos {
+	if p, ok := s.pos[key]; ok {
+		return p
+	}
+	return s.Pos
 }
 
 // Request is a request step's `request:` (SPEC-DECISIONS §6): either Campus plus a path in URL,

@@ -59,8 +59,10 @@ var ServerAbilities = []AbilityOp{
 // Modes are the permission modes defaultModes may set.
 var Modes = []string{"auto", "ask", "off"}
 
-// languageNames are bound by the language itself (SPEC-DECISIONS §4); a let may not rebind them.
-var languageNames = []string{"input", "constants", "now", "item", "index", "error", "page", "pageIndex", "items", "secrets", "caller"}
+// languageNames are bound by the language in every step of a tool or server function
+// (SPEC-DECISIONS §4); a constant or function may not take them. item, index, error, page,
+// pageIndex and items are bound only in their places; a let there may not hide them.
+var languageNames = []string{"input", "constants", "now", "secrets", "caller"}
 
 var reservedWords = map[string]bool{
 	"true": true, "false": true, "null": true, "undefined": true, "new": true, "this": true,
@@ -88,6 +90,7 @@ func Validate(p *Plugin) []Diagnostic {
 		}
 	}
 	v.manifest()
+	v.shared()
 	for _, t := range p.Tools {
 		v.tool(t, nil)
 	}
@@ -146,7 +149,7 @@ func (v *validator) manifest() {
 	required("name", m.Name)
 	if required("description", m.Description) {
 		if n := runes(m.Description); n < MinDescription || n > MaxDescription {
-			v.merr("description", "description is %d characters; it must be %d to %d", n, MinDescription, MaxDescription)
+			v.merr("description", "description has %s; it must have %d to %d", characters(n), MinDescription, MaxDescription)
 		}
 	}
 	if required("version", m.Version) && !semverRe.MatchString(m.Version) {
@@ -278,7 +281,7 @@ func (v *validator) manifest() {
 			v.merr("cloud.disclosure", "cloud.disclosure.zh is required: say in plain words what data leaves the device")
 		}
 		if len(c.DisclosureEn) > 0 && len(c.DisclosureEn) != len(c.DisclosureZh) {
-			v.merr("cloud.disclosure.en", "cloud.disclosure.en has %d lines and zh has %d; they must match line by line", len(c.DisclosureEn), len(c.DisclosureZh))
+			v.merr("cloud.disclosure.en", "cloud.disclosure.en has %d and zh has %d lines; they must match line by line", len(c.DisclosureEn), len(c.DisclosureZh))
 		}
 		switch c.BackendKind {
 		case "":
@@ -394,11 +397,16 @@ func (v *validator) tool(t *Tool, sf *ServerFunction) {
 	}
 	if t.AllConstants != nil {
 		for _, k := range t.AllConstants.Keys() {
+			if !contains(languageNames, k) {
+				tc.base[k] = "a constant"
+			}
+		}
+	}
+	if t.Constants != nil {
+		for _, k := range t.Constants.Keys() {
 			if contains(languageNames, k) {
 				v.terr(t, "constants."+k, "", "constant %q clashes with a name the language binds; rename it", k)
-				continue
 			}
-			tc.base[k] = "a constant"
 		}
 	}
 	if t.Env != nil {
@@ -410,10 +418,10 @@ func (v *validator) tool(t *Tool, sf *ServerFunction) {
 		if t.Title == "" {
 			v.terr(t, "title", "", "tool %s needs title: its name shown to users", t.Name)
 		} else if n := runes(t.Title); n > MaxTitle {
-			v.terr(t, "title", "", "title is %d characters; the limit is %d", n, MaxTitle)
+			v.terr(t, "title", "", "title has %s; the limit is %d", characters(n), MaxTitle)
 		}
 		if n := runes(t.Summary); n > MaxSummary {
-			v.terr(t, "summary", "", "summary is %d characters; the limit is %d", n, MaxSummary)
+			v.terr(t, "summary", "", "summary has %s; the limit is %d", characters(n), MaxSummary)
 		}
 		if t.Description == "" {
 			v.terr(t, "description", "", "tool %s needs description: what the model should know to use it", t.Name)
@@ -426,7 +434,7 @@ func (v *validator) tool(t *Tool, sf *ServerFunction) {
 		v.input(t, in, "input."+in.Name)
 	}
 	for _, fn := range t.Functions {
-		v.function(t, tc, fn)
+		v.function(t.Env, tc.base, fn)
 	}
 	sc := newScope()
 	sc = v.steps(tc, t.Steps, sc)
@@ -441,21 +449,49 @@ func (v *validator) tool(t *Tool, sf *ServerFunction) {
 	v.toolCalls[t] = tc.calls
 }
 
-func (v *validator) function(t *Tool, tc *toolCtx, fn *Function) {
-	if fn.Body == nil || fn.Body.Expr == nil {
+// function checks one function body as it was defined in env, so that it sees only the
+// functions defined before it. A function runs with its caller's variables; statically it may
+// rely on input, constants (each by name) and now, besides its parameters.
+func (v *validator) function(env *expr.Env, base map[string]string, fn *Function) {
+	if fn.Body == nil || fn.Body.Expr == nil || env == nil {
 		return
 	}
-	if contains(languageNames, fn.Name) || reservedWords[fn.Name] {
-		v.terrAt(t, fn.Body.Pos, "", "function name %q clashes with a name the language binds", fn.Name)
+	if contains(languageNames, fn.Name) {
+		v.d.errorf(fn.Body.File, fn.Body.Pos, "", "function name %q clashes with a name the language binds", fn.Name)
 	}
-	// A function runs with the caller's variables; statically it may rely on input, constants
-	// and now, besides its parameters.
+	x := env.Function(fn.Name)
+	if x == nil || x.Source() != fn.Body.Src {
+		return // Define refused it; the loader said why
+	}
 	inScope := func(name string) bool {
-		_, ok := tc.base[name]
-		return ok
+		if name == "input" || name == "constants" || name == "now" {
+			return true
+		}
+		return base[name] == "a constant"
 	}
-	for _, e := range fn.Body.Expr.Check(inScope) {
+	for _, e := range x.Check(inScope) {
 		v.d.errorf(fn.Body.File, fn.Body.FilePos(e.Pos), "", "functions.%s: %s", fn.Name, e.Msg)
+	}
+}
+
+// shared checks the shared constants and functions once, in their own file.
+func (v *validator) shared() {
+	sh := v.p.Shared
+	if sh == nil {
+		return
+	}
+	base := map[string]string{}
+	if sh.Constants != nil {
+		for _, k := range sh.Constants.Keys() {
+			if contains(languageNames, k) {
+				v.d.errorf(sh.src, sh.Pos.At("constants."+k), "", "constant %q clashes with a name the language binds; rename it", k)
+				continue
+			}
+			base[k] = "a constant"
+		}
+	}
+	for _, fn := range sh.Functions {
+		v.function(v.p.Env, base, fn)
 	}
 }
 
@@ -465,7 +501,11 @@ func (v *validator) input(t *Tool, in *InputField, path string) {
 	}
 	at := func(sub string) string { return path + "." + sub }
 	if in.Type == "" {
-		if _, ok := t.Pos[at("type")]; !ok {
+		switch _, typed := t.Pos[at("type")]; {
+		case typed:
+		case len(in.Enum) > 0:
+			v.terr(t, at("enum"), "", "%s.enum mixes types; write type", path)
+		default:
 			v.terr(t, path, "", "%s needs type (string, number, integer, boolean, array or object) or an enum", path)
 		}
 		return
@@ -662,7 +702,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 	t, path := tc.t, s.Path
 	errf := func(format string, args ...any) { v.terrAt(t, s.Pos, path, format, args...) }
 	if needsLet[s.Kind] && s.Let == "" {
-		errf("a %s step needs let: the name of its result", s.Kind)
+		errf("%s step needs let: the name of its result", article(s.Kind))
 	}
 	if s.Kind == StepKV && s.KV == "get" && s.Let == "" {
 		v.d.warnf(t.File, s.Pos, path, "kv: get without let discards the value")
@@ -670,7 +710,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 	switch s.As {
 	case "", "json", "text", "html", "response":
 	default:
-		errf("as must be json, text, html or response, not %q", s.As)
+		v.terrAt(t, s.at("as"), path, "as must be json, text, html or response, not %q", s.As)
 	}
 	switch s.Kind {
 	case StepValue:
@@ -680,7 +720,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 	case StepEach:
 		v.checkExpr(tc, s.Each, path, "each", sc)
 		if s.Concurrency < 1 || s.Concurrency > MaxConcurrency {
-			errf("concurrency must be 1 to %d, not %d", MaxConcurrency, s.Concurrency)
+			v.terrAt(t, s.at("concurrency"), path, "concurrency must be 1 to %d, not %d", MaxConcurrency, s.Concurrency)
 		}
 		body := sc.with("item", "index")
 		if s.Request != nil {
@@ -698,7 +738,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 			v.checkExpr(tc, pg.Next, path, "paginate.next", pageScope)
 			v.checkExpr(tc, pg.Items, path, "paginate.items", pageScope)
 			if pg.Max < 1 || pg.Max > MaxPages {
-				errf("paginate.max must be 1 to %d, not %d", MaxPages, pg.Max)
+				v.terrAt(t, s.at("paginate"), path, "paginate.max must be 1 to %d, not %d", MaxPages, pg.Max)
 			}
 		}
 	case StepExtract:
@@ -707,7 +747,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 			v.extract(tc, s, ex)
 		}
 		if s.Limit < 0 {
-			errf("limit must be 0 (no cap) or more")
+			v.terrAt(t, s.at("limit"), path, "limit must be 0 (no cap) or more")
 		}
 	case StepIf:
 		v.checkExpr(tc, s.If, path, "if", sc)
@@ -729,9 +769,6 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 	case StepCache:
 		if c := s.Cache; c != nil {
 			v.checkTemplate(tc, c.Key, path, "cache.key", sc)
-			if c.TTL <= 0 {
-				errf("cache.ttl must be more than 0")
-			}
 		}
 		inner := v.steps(tc, s.Steps, sc.copy())
 		v.checkExpr(tc, s.Return, path, "return", inner)
@@ -760,8 +797,8 @@ func (v *validator) bind(tc *toolCtx, s *Step, sc scope) {
 	case !identRe.MatchString(name) || reservedWords[name]:
 		errf("let %q is not a valid name (letters, digits, _ and $, not a keyword)", name)
 		return
-	case contains(languageNames, name):
-		errf("let %s: %s is a name the language binds; choose another name", name, name)
+	case sc.extra[name]:
+		errf("let %s would hide %s, which the language binds here; choose another name", name, name)
 		return
 	}
 	if what, ok := tc.base[name]; ok {
@@ -856,7 +893,7 @@ func (v *validator) extract(tc *toolCtx, s *Step, ex *Extract) {
 	t := tc.t
 	if ex.Each != "" {
 		if _, err := cascadia.ParseGroup(ex.Each); err != nil {
-			v.terrAt(t, ex.Pos, s.Path, "extract.each: bad CSS selector %q: %v", ex.Each, err)
+			v.terrAt(t, s.at("extract.each"), s.Path, "extract.each: bad CSS selector %q: %v", ex.Each, err)
 		}
 	}
 	for _, f := range ex.Fields {
@@ -1194,15 +1231,15 @@ func (v *validator) i18n() {
 		}
 		if tt != nil {
 			if n := runes(tt.Title); n > MaxTitle {
-				v.merr("i18n.en.tools."+t.Name+".title", "i18n.en.tools.%s.title is %d characters; the limit is %d", t.Name, n, MaxTitle)
+				v.merr("i18n.en.tools."+t.Name+".title", "i18n.en.tools.%s.title has %s; the limit is %d", t.Name, characters(n), MaxTitle)
 			}
 			if n := runes(tt.Summary); n > MaxSummary {
-				v.merr("i18n.en.tools."+t.Name+".summary", "i18n.en.tools.%s.summary is %d characters; the limit is %d", t.Name, n, MaxSummary)
+				v.merr("i18n.en.tools."+t.Name+".summary", "i18n.en.tools.%s.summary has %s; the limit is %d", t.Name, characters(n), MaxSummary)
 			}
 		}
 	}
 	if n := runes(en.Description); en.Description != "" && (n < MinDescription || n > MaxDescription) {
-		v.merr("i18n.en.description", "i18n.en.description is %d characters; it must be %d to %d", n, MinDescription, MaxDescription)
+		v.merr("i18n.en.description", "i18n.en.description has %s; it must have %d to %d", characters(n), MinDescription, MaxDescription)
 	}
 }
 
@@ -1213,4 +1250,11 @@ func whereFirst(pos Positions, paths ...string) string {
 		}
 	}
 	return paths[len(paths)-1]
+}
+
+func characters(n int) string {
+	if n == 1 {
+		return "1 character"
+	}
+	return fmt.Sprintf("%d characters", n)
 }

@@ -80,9 +80,17 @@ func reportYAMLError(src *source, err error, d *diagList) {
 		line, _ := strconv.Atoi(m[1])
 		p := expr.Pos{Line: line, Col: 1}
 		if line >= 1 && line <= len(src.lines) {
-			p = src.pos(src.lines[line-1])
+			off := src.lines[line-1]
+			for off < len(src.text) && (src.text[off] == ' ' || src.text[off] == '\t') {
+				off++
+			}
+			p = src.pos(off)
 		}
-		d.errorf(src.name, p, "", "YAML: %s", m[2])
+		msg := m[2]
+		if strings.Contains(msg, "mapping values are not allowed") {
+			msg += " (quote a value that contains \": \" or \" : \", such as an expression)"
+		}
+		d.errorf(src.name, p, "", "YAML: %s", msg)
 		return
 	}
 	d.errorf(src.name, expr.Pos{Line: 1, Col: 1}, "", "YAML: %s", strings.TrimPrefix(msg, "yaml: "))

@@ -1,0 +1,74 @@
+package plugin
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden diagnostics in testdata/validate/*.txtar")
+
+// formatDiagnostics prints diagnostics one per line, as the CLI does without the source lines.
+func formatDiagnostics(ds []Diagnostic, err error) string {
+	var b strings.Builder
+	if err != nil {
+		b.WriteString("load error: " + err.Error() + "\n")
+	}
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestValidateGolden loads each testdata/validate/*.txtar as a plugin (every file but
+// "diagnostics") and compares the diagnostics with the archive's "diagnostics" file. Run with
+// -update to rewrite them; review the diff.
+func TestValidateGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/validate/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plugin := map[string][]byte{}
+			golden := -1
+			for i, f := range ar.Files {
+				if f.Name == "diagnostics" {
+					golden = i
+					continue
+				}
+				plugin[f.Name] = f.Data
+			}
+			_, ds, err := LoadFiles(context.Background(), plugin)
+			got := formatDiagnostics(ds, err)
+			if *update {
+				if golden < 0 {
+					ar.Files = append(ar.Files, txtar.File{Name: "diagnostics"})
+					golden = len(ar.Files) - 1
+				}
+				ar.Files[golden].Data = []byte(got)
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if golden < 0 {
+				t.Fatalf("%s has no diagnostics file; run with -update", file)
+			}
+			if want := string(ar.Files[golden].Data); got != want {
+				t.Errorf("diagnostics differ\n--- got\n%s--- want\n%s", got, want)
+			}
+		})
+	}
+}
