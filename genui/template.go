@@ -248,7 +248,17 @@ func (v *validator) template(j *jvalue, p string, sc scope) bool {
 		}
 	}
 	if checkExpr != nil && len(segs) > 0 {
-		issues = append(issues, checkExpr(j.str, v.inScope(sc))...)
+		// The reference check above explains a bad binding better than "unknown name"; keep
+		// one message per place.
+		at := map[int]bool{}
+		for _, is := range issues {
+			at[is.off] = true
+		}
+		for _, is := range checkExpr(j.str, v.inScope(sc)) {
+			if !at[is.off] {
+				issues = append(issues, is)
+			}
+		}
 	}
 	if len(issues) == 0 {
 		return single

@@ -95,6 +95,19 @@ func TestValidate(t *testing.T) {
 			`w.json:1:179: $.root.text: host.width does not exist; host has size, locale, now`,
 			`w.json:1:193: $.root.text: form.* exists on screens only`,
 		}},
+		{"expression syntax", nil, head + `"root":{"type":"Text","text":"${data.overview.a +}"}}`, []string{
+			`w.json:1:174: $.root.text: unexpected '}'`,
+		}},
+		{"expression names", nil, head + `"root":{"type":"Text","text":"${foo.bar} and ${index}"}}`, []string{
+			`w.json:1:157: $.root.text: unknown name 'foo'`,
+			`w.json:1:172: $.root.text: unknown name 'index'`,
+		}},
+		{"expression forbidden construct", nil, head + `"root":{"type":"Text","text":"${x = 1}"}}`, []string{
+			`w.json:1:159: $.root.text: assignment ('=') is not allowed: expressions cannot change values; bind a new name with let instead`,
+		}},
+		{"expression unknown function", nil, head + `"root":{"type":"Text","text":"${nosuchfn(1)}"}}`, []string{
+			`w.json:1:157: $.root.text: unknown function 'nosuchfn'`,
+		}},
 		{"member of another value is not a binding", nil, head + `"root":{"type":"Text","text":"${data.overview.data.x + 'data.y'}"}}`, nil},
 		{"template positions with escapes", nil, head + `"root":{"type":"Text","text":"\u4e2d\"${data.zz}"}}`, []string{
 			`w.json:1:165: $.root.text: data.zz is not declared in "data"; it declares overview`,
