@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+func TestShareRedirectAndViewerPage(t *testing.T) {
+	e := newEnv(t, nil)
+	tok := e.token(e.register(), "demo", "channels")
+	sh, _ := e.openChannel(tok, 600, 1)
+	r := e.do("GET", "/s/"+sh.id, "", nil)
+	if r.status != 302 || r.header.Get("Location") != "/w/demo/view?c="+sh.id {
+		t.Fatalf("redirect: %d %v", r.status, r.header)
+	}
+	// A Location without a fragment makes browsers keep the link's own #k= (RFC 9110 §10.2.2).
+	if strings.Contains(r.header.Get("Location"), "#") {
+		t.Errorf("Location carries a fragment")
+	}
+	page := e.do("GET", "/w/demo/view", "", nil)
+	if page.status != 200 || !strings.HasPrefix(string(page.body), "<!doctype html>") ||
+		page.header.Get("Content-Type") != "text/html; charset=utf-8" ||
+		page.header.Get("Content-Security-Policy") != viewerCSP {
+		t.Errorf("page: %d %v %s", page.status, page.header, page.body)
+	}
+	if !strings.Contains(viewerCSP, "connect-src 'self'") || strings.Contains(viewerCSP, "unsafe-inline") {
+		t.Errorf("CSP %s", viewerCSP)
+	}
+	js := e.do("GET", "/w/demo/view/view.js", "", nil)
+	if js.status != 200 || string(js.body) != "console.log(1)" || js.header.Get("Content-Security-Policy") == "" {
+		t.Errorf("asset: %d %v", js.status, js.header)
+	}
+	for _, p := range []string{"/w/demo/nope", "/w/demo/view/..%2Findex.html", "/w/demo/view/.hidden", "/w/Demo/view", "/s/AAAAAAAAAAAAAAAAAAAAAA", "/s/x"} {
+		if r := e.do("GET", p, "", nil); r.status != 404 || r.code() != "not_found" {
+			t.Errorf("%s: %d %s", p, r.status, r.body)
+		}
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	e := newEnv(t, nil)
+	tests := []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"POST", "/v1/fn/demo/stats", 501, `{"error":{"code":"unsupported","message":"the fn service is not offered by this provider"}}`},
+		{"POST", "/v1/push/tokens", 501, `{"error":{"code":"unsupported","message":"the push service is not offered by this provider"}}`},
+		{"POST", "/v1/push/schedule", 501, `{"error":{"code":"unsupported","message":"the push service is not offered by this provider"}}`},
+		{"DELETE", "/v1/push/schedule", 501, `{"error":{"code":"unsupported","message":"the push service is not offered by this provider"}}`},
+		{"GET", "/v1/nope", 404, `{"error":{"code":"not_found","message":"no such endpoint: /v1/nope"}}`},
+		{"GET", "/", 404, `{"error":{"code":"not_found","message":"no such endpoint: /"}}`},
+		{"POST", "/v1/meta", 405, `{"error":{"code":"bad_request","message":"method POST is not allowed here"}}`},
+		{"GET", "/v1/devices/me", 405, `{"error":{"code":"bad_request","message":"method GET is not allowed here"}}`},
+		{"DELETE", "/v1/devices/me", 401, `{"error":{"code":"unauthorized","message":"missing, malformed or expired token"}}`},
+		{"GET", "/v1/c/AAAAAAAAAAAAAAAAAAAAAA/ws?t=short", 401, `{"error":{"code":"unauthorized","message":"missing or malformed peer token"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := e.do(tc.method, tc.path, "", nil)
+			if r.status != tc.status || string(r.body) != tc.body+"\n" {
+				t.Errorf("%d %s\nwant %d %s", r.status, r.body, tc.status, tc.body)
+			}
+		})
+	}
+}
+
+func TestWebSocketOriginCheck(t *testing.T) {
+	e := newEnv(t, nil)
+	o := e.ownerUp(1)
+	v, _ := e.join(o.sh)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(e.url, "http") + "/v1/c/" + o.sh.id + "/ws?t=" + v.token
+	_, res, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
+	if err == nil || res == nil || res.StatusCode != 403 {
+		t.Fatalf("foreign origin: %v %v", err, res)
+	}
+	c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {e.url}}})
+	if err != nil {
+		t.Fatalf("same origin: %v", err)
+	}
+	c.CloseNow()
+}
+
+func TestShutdownClosesWith1001(t *testing.T) {
+	e := newEnv(t, nil)
+	o := e.ownerUp(1)
+	e.srv.Close()
+	if c := o.ws.closeCode(); c != 1001 {
+		t.Errorf("close code %d, want 1001", c)
+	}
+}
