@@ -132,8 +132,8 @@ func TestChannelFramesLimits(t *testing.T) {
 	v, _ := e.join(o.sh)
 	o.ws.next() // join
 	peer := e.dial("/v1/c/"+o.sh.id+"/ws?t="+v.token, nil)
-	peer.next() // hello
-	o.ws.next() // presence
+	peer.next()                                                // hello
+	o.ws.next()                                                // presence
 	small, _ := protocol.SealBytes(v.key[:], make([]byte, 48)) // 64 bytes of ciphertext
 	big, _ := protocol.SealBytes(v.key[:], make([]byte, 49))   // 65
 	peer.send(protocol.PeerOutFrame{T: "msg", Env: big})
