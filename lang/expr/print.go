@@ -5,14 +5,80 @@ import (
 	"strings"
 )
 
-// Canonical prints the expression's tree back as source in a canonical form: every operator
-// application in parentheses, strings double-quoted, no comments. Parsing the canonical form
-// gives the same tree again (the fuzz tests check this), so it is also a readable dump of how an
-// expression was understood.
+// Canonical prints the expression's tree back as source in a canonical form: only the
+// parentheses the grammar needs, strings double-quoted, single spaces around binary operators,
+// no comments. Parsing the canonical form gives the same tree again (FuzzParse checks this), so
+// it is also a readable dump of how an expression was understood.
 func (x *Expr) Canonical() string {
 	var b strings.Builder
 	printNode(&b, x.root)
 	return b.String()
+}
+
+// Precedence levels of the printer: binary operators use binaryPrec (1–11).
+const (
+	precArrow   = -1
+	precCond    = 0
+	precUnary   = 12
+	precPostfix = 13
+)
+
+func precOf(n node) int {
+	switch n := n.(type) {
+	case *binaryNode:
+		return binaryPrec[n.op]
+	case *condNode:
+		return precCond
+	case *arrowNode:
+		return precArrow
+	case *unaryNode:
+		return precUnary
+	case *litNode:
+		if f, ok := n.v.(float64); ok && (f < 0 || f == 0 && 1/f < 0) {
+			return precUnary // printed as (-3)
+		}
+	}
+	return precPostfix
+}
+
+// printOperand prints n, in parentheses when its precedence is below min.
+func printOperand(b *strings.Builder, n node, min int) {
+	if precOf(n) < min {
+		b.WriteByte('(')
+		printNode(b, n)
+		b.WriteByte(')')
+		return
+	}
+	printNode(b, n)
+}
+
+// printReceiver prints the left side of . [] and (): a number literal needs parentheses too, so
+// that 1 .x does not read as the number "1.".
+func printReceiver(b *strings.Builder, n node) {
+	if l, ok := n.(*litNode); ok {
+		if _, isNum := l.v.(float64); isNum {
+			if precOf(n) == precPostfix { // a negative number prints with its own parentheses
+				b.WriteByte('(')
+			}
+			printNode(b, n)
+			if precOf(n) == precPostfix {
+				b.WriteByte(')')
+			}
+			return
+		}
+	}
+	printOperand(b, n, precPostfix)
+}
+
+func mixesNullish(parent string, child node) bool {
+	c, ok := child.(*binaryNode)
+	if !ok {
+		return false
+	}
+	if parent == "??" {
+		return c.op == "||" || c.op == "&&"
+	}
+	return (parent == "||" || parent == "&&") && c.op == "??"
 }
 
 func printNode(b *strings.Builder, n node) {
@@ -49,14 +115,14 @@ func printNode(b *strings.Builder, n node) {
 				printNode(b, p.keyNode)
 				b.WriteByte(']')
 			default:
-				b.WriteString(strconv.Quote(p.key))
+				printLit(b, p.key)
 			}
 			b.WriteString(": ")
 			printNode(b, p.val)
 		}
 		b.WriteByte('}')
 	case *memberNode:
-		printNode(b, n.x)
+		printReceiver(b, n.x)
 		if n.optional {
 			b.WriteString("?.")
 		} else {
@@ -64,7 +130,7 @@ func printNode(b *strings.Builder, n node) {
 		}
 		b.WriteString(n.name)
 	case *indexNode:
-		printNode(b, n.x)
+		printReceiver(b, n.x)
 		if n.optional {
 			b.WriteString("?.")
 		}
@@ -73,7 +139,7 @@ func printNode(b *strings.Builder, n node) {
 		b.WriteByte(']')
 	case *callNode:
 		if n.callee != nil {
-			printNode(b, n.callee)
+			printReceiver(b, n.callee)
 		} else {
 			b.WriteString(n.name)
 		}
@@ -82,7 +148,7 @@ func printNode(b *strings.Builder, n node) {
 		}
 		printArgs(b, n.args)
 	case *methodNode:
-		printNode(b, n.recv)
+		printReceiver(b, n.recv)
 		if n.optional {
 			b.WriteString("?.")
 		} else {
@@ -91,33 +157,45 @@ func printNode(b *strings.Builder, n node) {
 		b.WriteString(n.name)
 		printArgs(b, n.args)
 	case *unaryNode:
-		b.WriteString("(")
 		b.WriteString(n.op)
-		printNode(b, n.x)
-		b.WriteString(")")
+		if u, ok := n.x.(*unaryNode); ok && n.op != "!" && u.op != "!" {
+			b.WriteByte(' ') // - -x, never --x
+		}
+		printOperand(b, n.x, precUnary)
 	case *binaryNode:
-		b.WriteByte('(')
-		printNode(b, n.x)
+		p := binaryPrec[n.op]
+		if mixesNullish(n.op, n.x) {
+			printOperand(b, n.x, 99)
+		} else {
+			printOperand(b, n.x, p)
+		}
 		b.WriteString(" " + n.op + " ")
-		printNode(b, n.y)
-		b.WriteByte(')')
+		if mixesNullish(n.op, n.y) {
+			printOperand(b, n.y, 99)
+		} else {
+			printOperand(b, n.y, p+1)
+		}
 	case *condNode:
-		b.WriteByte('(')
-		printNode(b, n.c)
+		printOperand(b, n.c, 1)
 		b.WriteString(" ? ")
-		printNode(b, n.a)
+		printOperand(b, n.a, precCond)
 		b.WriteString(" : ")
-		printNode(b, n.b)
-		b.WriteByte(')')
+		printOperand(b, n.b, precCond)
 	case *arrowNode:
 		b.WriteByte('(')
 		b.WriteString(strings.Join(n.params, ", "))
 		b.WriteString(") => ")
-		printNode(b, n.body)
+		if _, ok := n.body.(*objectNode); ok {
+			b.WriteByte('(')
+			printNode(b, n.body)
+			b.WriteByte(')')
+		} else {
+			printOperand(b, n.body, precCond)
+		}
 	case *tmplNode:
 		b.WriteByte('`')
+		r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "${", "\\${", "\n", "\\n", "\r", "\\r", "\t", "\\t")
 		for i, s := range n.strs {
-			r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "${", "\\${", "\n", "\\n", "\r", "\\r", "\t", "\\t")
 			b.WriteString(r.Replace(s))
 			if i < len(n.exprs) {
 				b.WriteString("${")
