@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -95,6 +96,44 @@ func BenchmarkQuickstart(b *testing.B) {
 		rep, err := RunDir(ctx, "testdata/my-classrooms")
 		if err != nil || rep.Failed != 0 || rep.Passed != 1 {
 			b.Fatalf("RunDir: %v, %+v", err, rep)
+		}
+	}
+}
+
+// TestDocExamples decodes the YAML examples of docs/PLUGIN-LANGUAGE.md "Recorded tests", so the
+// documentation cannot drift from the decoder (STYLE §16): the first block is a whole test, the
+// others are fragments of one.
+func TestDocExamples(t *testing.T) {
+	data, err := os.ReadFile("../docs/PLUGIN-LANGUAGE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	start := strings.Index(doc, "\n## Recorded tests\n")
+	if start < 0 {
+		t.Fatal("no section ## Recorded tests")
+	}
+	section := doc[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	blocks := strings.Split(section, "```yaml\n")[1:]
+	if len(blocks) < 2 {
+		t.Fatalf("got %d yaml blocks, want at least 2", len(blocks))
+	}
+	fsys := fstest.MapFS{"tests/fixtures/schedule.html": {Data: []byte("<table></table>")}}
+	for i, b := range blocks {
+		src, _, _ := strings.Cut(b, "```")
+		if i > 0 {
+			src = "tool: x\nexpect: 1\n" + src
+		}
+		cases, err := Decode(fsys, "tests/doc.yaml", "doc.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("block %d: %v", i+1, err)
+			continue
+		}
+		if i == 0 && (len(cases) != 1 || len(cases[0].Responses) != 3 || len(cases[0].KV) != 2 || len(cases[0].ExpectRequests) != 1) {
+			t.Errorf("block 1 decoded to %+v", cases[0])
 		}
 	}
 }

@@ -60,6 +60,9 @@ type Report struct {
 	Outcomes []Outcome `json:"tests"`
 	// NoTests names the plugins (by id) that have no tests/*.yaml; they do not count as failed.
 	NoTests []string `json:"noTests,omitempty"`
+	// Skipped names the arguments that were files, not folders (a shell glob such as plugins/*
+	// also matches files); they do not count as failed.
+	Skipped []string `json:"skipped,omitempty"`
 	Passed  int      `json:"passed"`
 	Failed  int      `json:"failed"`
 }
@@ -80,6 +83,7 @@ func (r *Report) Merge(other Report) {
 		r.Add(o)
 	}
 	r.NoTests = append(r.NoTests, other.NoTests...)
+	r.Skipped = append(r.Skipped, other.Skipped...)
 }
 
 // RunDir loads the plugin in dir (plugin.LoadDir, which validates it) and runs every test of

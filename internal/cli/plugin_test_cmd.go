@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/pkuinfo/harness/replay"
@@ -38,7 +39,8 @@ func replayArgs(args []string) (rest []string, asJSON bool, bad string) {
 }
 
 // pluginTest is `harness plugin test [--json] DIR…` (SPEC-DECISIONS §8, §9): one line per test,
-// then `N passed, N failed`; exit 0 when every test passed, 1 when one failed or a plugin could
+// then `N passed, N failed`. A file argument is taken as its folder when it is a PLUGIN.md, and
+// is otherwise listed as skipped (so that `plugins/*` works beside Go files). Exit 0 when every test passed, 1 when one failed or a plugin could
 // not be loaded, 2 on bad usage.
 func pluginTest(env *Env) int {
 	dirs, asJSON, bad := replayArgs(env.Args)
@@ -53,6 +55,13 @@ func pluginTest(env *Env) int {
 	defer stop()
 	var rep replay.Report
 	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			if filepath.Base(dir) != "PLUGIN.md" {
+				rep.Skipped = append(rep.Skipped, dir)
+				continue
+			}
+			dir = filepath.Dir(dir)
+		}
 		r, err := replay.RunDir(ctx, dir)
 		if err != nil {
 			r.Add(replay.Outcome{Plugin: dir, Problems: []string{err.Error()}})
