@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/pkuinfo/harness/cloud/protocol"
+	"github.com/pkuinfo/harness/cloud/server"
+	"github.com/pkuinfo/harness/cloud/viewer"
+)
+
+func init() {
+	Register(&Command{
+		Path:    "cloud serve",
+		Usage:   "[--addr HOST:PORT] [--db FILE] [--origin URL] [flags]",
+		Summary: "run the PKU harness Cloud reference server (SQLite; stops on Ctrl-C)",
+		Run: func(env *Env) int {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return CloudServe(ctx, env)
+		},
+	})
+}
+
+// CloudServe runs `harness cloud serve` until ctx ends (the command passes a context that
+// SIGINT and SIGTERM cancel), then closes every socket with 1001 and the database. It prints
+// one line `harness cloud: serving http://ADDR (database FILE)` when it listens. Exit codes:
+// 0 after a clean stop, 1 when the server cannot start or fails, 2 on bad flags.
+func CloudServe(ctx context.Context, env *Env) int {
+	fs := flag.NewFlagSet("harness cloud serve", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	def := server.DefaultConfig(nil)
+	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
+	db := fs.String("db", "", "SQLite database file (default $XDG_DATA_HOME/harness/cloud.db)")
+	origin := fs.String("origin", "", "public origin clients sign as aud, e.g. https://cloud.example.org (default: http://ADDR for a specific address, else each request's Host)")
+	difficulty := fs.Int("difficulty", def.PowDifficulty, "proof-of-work difficulty in bits (0–28)")
+	operator := fs.String("operator", def.Operator.Name, "operator name shown in GET /v1/meta")
+	contact := fs.String("contact", "", "operator contact shown in GET /v1/meta")
+	privacy := fs.String("privacy-url", "", "privacy policy URL shown in GET /v1/meta")
+	regs := fs.Int("registrations-per-hour", def.Registrations.Quota, "device registrations per client IP per hour")
+	joins := fs.Int64("joins-per-min", def.Limits.JoinsPerIPPerMin, "channel joins (and channel info reads) per client IP per minute")
+	frames := fs.Int64("frames-per-min", def.Limits.Channels.FramesPerMin, "frames per minute per party (the owner gets this × maxPeers)")
+	xff := fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
+	wsOrigins := fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
+	quiet := fs.Bool("quiet", false, "log warnings and errors only")
+	if err := fs.Parse(env.Args); err != nil {
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "harness cloud serve: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	if *difficulty < 0 || *difficulty > protocol.MaxPowDifficulty {
+		fmt.Fprintf(env.Stderr, "harness cloud serve: --difficulty %d: want 0–%d\n", *difficulty, protocol.MaxPowDifficulty)
+		return ExitUsage
+	}
+	if *regs < 1 || *joins < 1 || *frames < 1 {
+		fmt.Fprintln(env.Stderr, "harness cloud serve: rate limits must be at least 1")
+		return ExitUsage
+	}
+	if *db == "" {
+		dir, err := dataDir()
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+			return ExitFail
+		}
+		*db = filepath.Join(dir, "cloud.db")
+	}
+	if err := os.MkdirAll(filepath.Dir(*db), 0o700); err != nil {
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+		return ExitFail
+	}
+	st, err := server.OpenSQLite(ctx, *db)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+		return ExitFail
+	}
+	defer st.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+		return ExitFail
+	}
+	level := slog.LevelInfo
+	if *quiet {
+		level = slog.LevelWarn
+	}
+	cfg := server.DefaultConfig(st)
+	cfg.Origin = *origin
+	if cfg.Origin == "" {
+		if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsUnspecified() {
+			cfg.Origin = "http://" + ln.Addr().String()
+		}
+	}
+	cfg.PowDifficulty = *difficulty
+	cfg.Operator = protocol.Operator{Name: *operator, Contact: *contact, PrivacyURL: *privacy}
+	cfg.Registrations.Quota = *regs
+	cfg.Limits.JoinsPerIPPerMin = *joins
+	cfg.Limits.Channels.FramesPerMin = *frames
+	cfg.TrustForwardedFor = *xff
+	if *wsOrigins != "" {
+		cfg.WebSocketOrigins = strings.Split(*wsOrigins, ",")
+	}
+	cfg.Pages = viewer.FS()
+	cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+		return ExitFail
+	}
+	fmt.Fprintf(env.Stdout, "harness cloud: serving http://%s (database %s)\n", ln.Addr(), *db)
+	err = srv.Serve(ctx, ln)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+		return ExitFail
+	}
+	fmt.Fprintln(env.Stdout, "harness cloud: stopped")
+	return ExitOK
+}
+
+// dataDir is $XDG_DATA_HOME/harness, else ~/.local/share/harness (XDG Base Directory spec).
+func dataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "harness"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no data directory: %w (use --db)", err)
+	}
+	return filepath.Join(home, ".local", "share", "harness"), nil
+}
