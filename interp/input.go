@@ -61,6 +61,8 @@ func inputErr(t *plugin.Tool, f *plugin.InputField, name, format string, args ..
 	e := &Error{Kind: KindInput, Msg: name + ": " + fmt.Sprintf(format, args...), File: t.File}
 	if f != nil {
 		e.Pos = f.Pos
+	} else if t.Pos != nil {
+		e.Pos = t.Pos.At("input")
 	}
 	return e
 }
@@ -97,7 +99,11 @@ func checkField(t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string
 	case "number", "integer":
 		n, ok := v.(float64)
 		if !ok {
-			return nil, inputErr(t, f, name, "must be a %s (got %s)", typ, typeName(v))
+			article := "a"
+			if typ == "integer" {
+				article = "an"
+			}
+			return nil, inputErr(t, f, name, "must be %s %s (got %s)", article, typ, typeName(v))
 		}
 		if math.IsNaN(n) || math.IsInf(n, 0) {
 			return nil, inputErr(t, f, name, "must be a finite number")
