@@ -60,14 +60,15 @@ func chargeBytes(m Meter, n int) error {
 }
 
 // ParseDocument parses text as a whole HTML document (html(text)): the result is a DocumentNode
-// with <html>, <head> and <body> as a browser builds them. Entities are decoded. The parse costs
+// with <html>, <head> and <body> as a browser builds them. A leading BOM is dropped and
+// entities are decoded. The parse costs
 // one operation per started KB, charged before it. The one way it fails is markup nesting more
 // than 512 elements deep (a limit of golang.org/x/net/html).
 func ParseDocument(text string, m Meter) (*html.Node, error) {
 	if err := chargeBytes(m, len(text)); err != nil {
 		return nil, err
 	}
-	doc, err := html.Parse(strings.NewReader(text))
+	doc, err := html.Parse(strings.NewReader(strings.TrimPrefix(text, "\ufeff")))
 	if err != nil {
 		return nil, parseError(err)
 	}
@@ -76,14 +77,17 @@ func ParseDocument(text string, m Meter) (*html.Node, error) {
 
 // ParseNode turns an HTML string passed where a node is expected into a node (SPEC-DECISIONS §5:
 // "any function that takes a node also takes an HTML string"). A string that starts (after
-// spaces and a BOM) with <!DOCTYPE or <html is parsed as a document; anything else is parsed as
+// spaces, a BOM, comments and an <?xml …?> declaration) with <!DOCTYPE, <html, <head or <body is
+// parsed as a document; anything else is parsed as
 // a fragment, in the context its first tag needs (a table row in a table body, a cell in a row,
 // everything else in <body>), under a DocumentNode of its own — so attr('<a href=x>', 'href')
 // and outerHtml('<b>x</b>') see just what was written. Costs as ParseDocument.
 func ParseNode(text string, m Meter) (*html.Node, error) {
-	head := strings.TrimLeft(strings.TrimPrefix(text, "\ufeff"), " \t\r\n\f")
-	if hasFoldPrefix(head, "<!doctype") || hasFoldPrefix(head, "<html") {
-		return ParseDocument(text, m)
+	head := skipProlog(text)
+	for _, p := range []string{"<!doctype", "<html", "<head", "<body"} {
+		if hasFoldPrefix(head, p) {
+			return ParseDocument(text, m)
+		}
 	}
 	if err := chargeBytes(m, len(text)); err != nil {
 		return nil, err
@@ -97,7 +101,7 @@ func ParseNode(text string, m Meter) (*html.Node, error) {
 	case "thead", "tbody", "tfoot", "caption", "colgroup", "col":
 		ctx = &html.Node{Type: html.ElementNode, Data: "table", DataAtom: atom.Table}
 	}
-	nodes, err := html.ParseFragment(strings.NewReader(text), ctx)
+	nodes, err := html.ParseFragment(strings.NewReader(strings.TrimPrefix(text, "\ufeff")), ctx)
 	if err != nil {
 		return nil, parseError(err)
 	}
@@ -114,6 +118,31 @@ func parseError(err error) error {
 		return errors.New("cannot parse HTML: elements nest more than 512 deep")
 	}
 	return fmt.Errorf("cannot parse HTML: %v", err)
+}
+
+// skipProlog drops what may come before a page's first tag: a BOM, white space, comments and
+// processing instructions such as <?xml version="1.0"?>.
+func skipProlog(s string) string {
+	s = strings.TrimPrefix(s, "\ufeff")
+	for {
+		s = strings.TrimLeft(s, " \t\r\n\f")
+		switch {
+		case strings.HasPrefix(s, "<!--"):
+			end := strings.Index(s, "-->")
+			if end < 0 {
+				return ""
+			}
+			s = s[end+3:]
+		case strings.HasPrefix(s, "<?"):
+			end := strings.IndexByte(s, '>')
+			if end < 0 {
+				return ""
+			}
+			s = s[end+1:]
+		default:
+			return s
+		}
+	}
 }
 
 func hasFoldPrefix(s, prefix string) bool {

@@ -30,6 +30,10 @@ func TestParseNodeAndSerialise(t *testing.T) {
 		{`<!DOCTYPE html><p>x`, `<!DOCTYPE html><html><head></head><body><p>x</p></body></html>`,
 			`<!DOCTYPE html><html><head></head><body><p>x</p></body></html>`},
 		{`  <HTML lang=zh><body>x`, `<html lang="zh"><head></head><body>x</body></html>`, `<html lang="zh"><head></head><body>x</body></html>`},
+		{"\ufeff<?xml version=\"1.0\"?>\n<!-- c --><head><title>t</title></head>x", `<!--?xml version="1.0"?--><!-- c --><html><head><title>t</title></head><body>x</body></html>`,
+			`<!--?xml version="1.0"?--><!-- c --><html><head><title>t</title></head><body>x</body></html>`},
+		{`<body>x`, `<html><head></head><body>x</body></html>`, `<html><head></head><body>x</body></html>`},
+		{`<!-- only a comment`, `<!-- only a comment-->`, `<!-- only a comment-->`},
 	}
 	for _, tc := range tests {
 		n, err := ParseNode(tc.in, nil)
