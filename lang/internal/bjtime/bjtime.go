@@ -16,10 +16,12 @@ import (
 var Zone = time.FixedZone("CST", 8*60*60)
 
 const (
-	// MinuteMs, HourMs and DayMs are the lengths of a minute, an hour and a day in milliseconds.
+	// MinuteMs is the length of a minute in milliseconds.
 	MinuteMs = 60 * 1000
-	HourMs   = 60 * MinuteMs
-	DayMs    = 24 * HourMs
+	// HourMs is the length of an hour in milliseconds.
+	HourMs = 60 * MinuteMs
+	// DayMs is the length of a day in milliseconds (Beijing has no daylight saving).
+	DayMs = 24 * HourMs
 
 	offsetMs = 8 * HourMs
 
