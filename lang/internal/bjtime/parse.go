@@ -6,7 +6,7 @@ import "strings"
 // false when s is none of them or names a date or time that does not exist (2月30日, 25:00).
 // Spaces around s are ignored; the rest must be exactly one form:
 //
-//   - a Unix time of 9 to 16 digits (seconds when below 10^11, else milliseconds);
+//   - a Unix time in seconds (10 digits) or milliseconds (13 digits);
 //   - ISO 8601 / RFC 3339: 2024-03-05T14:30[:05[.123]][Z|+08:00|+0800|+08]; without a zone it is
 //     Beijing time; a space may replace the T;
 //   - YYYY-M-D, YYYY/M/D and YYYY.M.D, each optionally followed by a space and H:mm[:ss];
@@ -38,9 +38,11 @@ func Parse(s string, now int64) (int64, bool) {
 	return parseAbsolute(s, now)
 }
 
-// parseTimestamp reads a string of 9 to 16 ASCII digits as a Unix time.
+// parseTimestamp reads a string of 10 ASCII digits as Unix seconds or of 13 as Unix ms (the
+// usual widths from 2001 to 2286). Other runs of digits, such as 20240305, are not guessed at:
+// read them with a layout ('YYYYMMDD').
 func parseTimestamp(s string) (int64, bool) {
-	if len(s) < 9 || len(s) > 16 {
+	if len(s) != 10 && len(s) != 13 {
 		return 0, false
 	}
 	var v int64
