@@ -1,5 +1,7 @@
 package expr
 
+import "sync/atomic"
+
 // node is an expression tree node. Every node knows its position (the first character of its
 // operator or literal) and evaluates itself; the evaluator charges one operation per node.
 type node interface {
@@ -62,6 +64,7 @@ type (
 		callee   node // nil when name is a global function name
 		args     []node
 		optional bool // f?.(…)
+		res      atomic.Pointer[resolution]
 	}
 	// methodNode is recv.name(args): the builtin name(recv, args…) (SPEC-DECISIONS §5).
 	methodNode struct {
@@ -70,6 +73,7 @@ type (
 		name     string
 		args     []node
 		optional bool // recv?.name(…)
+		res      atomic.Pointer[resolution]
 	}
 	unaryNode struct {
 		p  Pos
@@ -79,6 +83,7 @@ type (
 	binaryNode struct {
 		p     Pos // of the operator
 		op    string
+		opc   opcode
 		x, y  node
 		paren bool // written in parentheses (matters only for mixing ?? with || and &&)
 	}
@@ -87,9 +92,10 @@ type (
 		c, a, b node
 	}
 	arrowNode struct {
-		p      Pos
-		params []string
-		body   node
+		p         Pos
+		params    []string
+		body      node
+		noCapture bool // the body holds no arrow (see Func.noCapture)
 	}
 	tmplNode struct {
 		p     Pos

@@ -31,6 +31,7 @@ type Env struct {
 // envShared is what every layer of one plugin's Env shares.
 type envShared struct {
 	seq atomic.Int64 // numbers user functions in definition order across layers
+	gen atomic.Int64 // bumped by every Register and Define: invalidates resolution caches
 
 	reMu    sync.Mutex
 	regexes map[string]*regexEntry
@@ -125,6 +126,7 @@ func (e *Env) Register(name string, fn Builtin, opts ...BuiltinOption) {
 	e.mu.Lock()
 	e.builtins[name] = b
 	e.mu.Unlock()
+	e.shared.gen.Add(1)
 }
 
 // Builtins returns the names of every builtin visible from e, sorted.
@@ -273,10 +275,48 @@ func (e *Env) Define(name string, fn *Expr) error {
 	a = root.(*arrowNode)
 	seq := e.shared.seq.Add(1)
 	body := &Expr{src: fn.src, root: a, env: e, limit: seq}
-	f := &Func{name: name, params: a.params, body: a.body, expr: body}
+	f := &Func{name: name, params: a.params, body: a.body, expr: body, noCapture: !containsArrow(a.body)}
 	e.funcs[name] = &userFunc{name: name, seq: seq, fn: f, expr: body}
 	e.order = append(e.order, name)
+	e.shared.gen.Add(1)
 	return nil
+}
+
+// resolution is a call site's cached lookup of its function, valid while gen is current.
+type resolution struct {
+	gen int64
+	env *Env
+	u   *userFunc
+	b   *builtin
+}
+
+// resolve finds the user function or builtin name for a call site in scope, through the site's
+// cache.
+// Method call sites pass limit 0: methods are builtins only.
+func resolve(cache *atomic.Pointer[resolution], env *Env, limit int64, name string) (*userFunc, *builtin) {
+	gen := env.shared.gen.Load()
+	if r := cache.Load(); r != nil && r.gen == gen && r.env == env {
+		return r.u, r.b
+	}
+	r := &resolution{gen: gen, env: env}
+	if r.u = env.lookupFunc(name, limit); r.u == nil {
+		r.b = env.lookupBuiltin(name)
+	}
+	cache.Store(r)
+	return r.u, r.b
+}
+
+// containsArrow reports whether an arrow function appears in n: only then can a call's frame
+// be captured by a closure and outlive the call.
+func containsArrow(n node) bool {
+	found := false
+	walk(n, func(m node) bool {
+		if _, ok := m.(*arrowNode); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // Function returns the Expr that defines the user function name (for checking its body), or
@@ -303,10 +343,18 @@ func isIdentName(s string) bool {
 // Budget is the operation budget shared by a whole tool run (SPEC-DECISIONS §2): every
 // evaluated node costs one operation, and builtins charge for the elements they visit. It is safe
 // for concurrent use by the goroutines of an `each` step.
+//
+// An evaluation reserves operations from the Budget in small chunks and returns what it did not
+// use when it ends, so counting costs no atomic operation per node. A single evaluation fails at
+// exactly the limit; concurrent ones may stop up to one chunk per goroutine early, never late.
 type Budget struct {
-	limit int64
-	used  atomic.Int64
+	limit    int64
+	used     atomic.Int64
+	exceeded atomic.Bool
 }
+
+// budgetChunk is how many operations an evaluation reserves at a time.
+const budgetChunk = 256
 
 // DefaultBudget is the operation budget of one run (SPEC-DECISIONS §2).
 const DefaultBudget = 100_000
@@ -334,10 +382,35 @@ func (b *Budget) Charge(n int) error {
 	if n <= 0 {
 		return nil
 	}
-	if b.used.Add(int64(n)) > b.limit {
-		return &BudgetError{Limit: b.limit}
+	_, err := b.reserve(int64(n), int64(n))
+	return err
+}
+
+// reserve takes at least need and up to want operations, and reports how many it took.
+func (b *Budget) reserve(need, want int64) (int64, error) {
+	for {
+		if b.exceeded.Load() {
+			return 0, &BudgetError{Limit: b.limit}
+		}
+		u := b.used.Load()
+		avail := b.limit - u
+		if avail < need {
+			b.exceeded.Store(true)
+			b.used.Store(b.limit)
+			return 0, &BudgetError{Limit: b.limit}
+		}
+		take := min(want, avail)
+		if b.used.CompareAndSwap(u, u+take) {
+			return take, nil
+		}
 	}
-	return nil
+}
+
+// release gives back n reserved operations that were not spent.
+func (b *Budget) release(n int64) {
+	if n > 0 && !b.exceeded.Load() {
+		b.used.Add(-n)
+	}
 }
 
 // Used returns the operations spent, at most the limit.
@@ -383,10 +456,10 @@ func (c *Call) Lookup(name string) (any, bool) {
 // Charge spends n operations of the run's budget; the error is a *RuntimeError of kind "limit"
 // at the call's position.
 func (c *Call) Charge(n int) error {
-	if err := c.Budget.Charge(n); err != nil {
-		return &RuntimeError{Pos: c.Pos, Msg: err.Error(), Kind: "limit", err: err}
+	if n <= 0 {
+		return nil
 	}
-	return nil
+	return c.st.take(c.Pos, int64(n))
 }
 
 // CallFunc calls a function value (an arrow, a user function or a builtin value) with args.

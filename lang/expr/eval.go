@@ -25,15 +25,16 @@ type frame struct {
 // state is one evaluation: the variables, the budget, the current arrow frame and the Expr
 // whose functions are visible.
 type state struct {
-	ctx   context.Context
-	vars  Vars
-	b     *Budget
-	frame *frame
-	scope *Expr
-	depth int
-	ticks int
-	calls []*Call
-	args  []any
+	ctx    context.Context
+	vars   Vars
+	b      *Budget
+	left   int64 // operations reserved from b and not yet spent
+	frame  *frame
+	scope  *Expr
+	depth  int
+	calls  []*Call
+	args   []any
+	frames []*frame // reusable frames by call depth (see Func.noCapture)
 }
 
 // Eval evaluates x with the variables vars, charging b (nil: a fresh budget of
@@ -47,28 +48,45 @@ func (x *Expr) Eval(ctx context.Context, vars Vars, b *Budget) (any, error) {
 		ctx = context.Background()
 	}
 	st := &state{ctx: ctx, vars: vars, b: b, scope: x}
-	return x.root.eval(st)
+	v, err := x.root.eval(st)
+	st.b.release(st.left)
+	return v, err
 }
 
-// tick charges one operation for node evaluation and looks at the context now and then.
+// tick charges one operation for evaluating a node.
 func (st *state) tick(p Pos) error {
-	if err := st.b.Charge(1); err != nil {
+	if st.left > 0 {
+		st.left--
+		return nil
+	}
+	return st.take(p, 1)
+}
+
+// take spends n operations, reserving more from the budget when the local reserve is short; it
+// also looks at the context at every reservation.
+func (st *state) take(p Pos, n int64) error {
+	if n <= st.left {
+		st.left -= n
+		return nil
+	}
+	if err := st.ctx.Err(); err != nil {
+		return &RuntimeError{Pos: p, Msg: "evaluation stopped: " + err.Error(), Kind: "limit", err: err}
+	}
+	need := n - st.left
+	st.left = 0
+	got, err := st.b.reserve(need, need+budgetChunk)
+	if err != nil {
 		return &RuntimeError{Pos: p, Msg: err.Error(), Kind: "limit", err: err}
 	}
-	st.ticks++
-	if st.ticks&1023 == 0 {
-		if err := st.ctx.Err(); err != nil {
-			return &RuntimeError{Pos: p, Msg: "evaluation stopped: " + err.Error(), Kind: "limit", err: err}
-		}
-	}
+	st.left = got - need
 	return nil
 }
 
 func (st *state) charge(p Pos, n int) error {
-	if err := st.b.Charge(n); err != nil {
-		return &RuntimeError{Pos: p, Msg: err.Error(), Kind: "limit", err: err}
+	if n <= 0 {
+		return nil
 	}
-	return nil
+	return st.take(p, int64(n))
 }
 
 func rtErr(p Pos, format string, args ...any) error {
@@ -162,8 +180,8 @@ func (n *objectNode) eval(st *state) (any, error) {
 				if err := st.charge(p.p, x.Len()); err != nil {
 					return nil, err
 				}
-				for i, k := range x.keys {
-					o.Set(k, x.vals[i])
+				for _, e := range x.ents {
+					o.Set(e.key, e.val)
 				}
 			case nil:
 			default:
@@ -349,7 +367,105 @@ func (n *unaryNode) eval(st *state) (any, error) {
 	return nil, rtErr(n.p, "cannot apply unary '%s' to %s (use num(x) to read a number)", n.op, describe(x))
 }
 
+// opcode is a binary operator, resolved at parse time.
+type opcode uint8
+
+const (
+	opOther opcode = iota // refused operators; never evaluated
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opMod
+	opLT
+	opLE
+	opGT
+	opGE
+	opEq
+	opNe
+	opAnd
+	opOr
+	opNullish
+)
+
+var opcodes = map[string]opcode{
+	"+": opAdd, "-": opSub, "*": opMul, "/": opDiv, "%": opMod,
+	"<": opLT, "<=": opLE, ">": opGT, ">=": opGE,
+	"==": opEq, "===": opEq, "!=": opNe, "!==": opNe,
+	"&&": opAnd, "||": opOr, "??": opNullish,
+}
+
+// evalNum evaluates n, returning a number unboxed (isNum) so that arithmetic chains allocate
+// only for their final result; any other value comes back in v.
+func evalNum(st *state, n node) (f float64, v any, isNum bool, err error) {
+	if b, ok := n.(*binaryNode); ok && b.opc <= opGE && b.opc != opOther {
+		return b.evalNum(st)
+	}
+	v, err = n.eval(st)
+	if x, ok := v.(float64); ok {
+		return x, nil, true, err
+	}
+	return 0, v, false, err
+}
+
+func (n *binaryNode) evalNum(st *state) (float64, any, bool, error) {
+	if err := st.tick(n.p); err != nil {
+		return 0, nil, false, err
+	}
+	a, x, aNum, err := evalNum(st, n.x)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	b, y, bNum, err := evalNum(st, n.y)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if aNum && bNum {
+		switch n.opc {
+		case opAdd:
+			return a + b, nil, true, nil
+		case opSub:
+			return a - b, nil, true, nil
+		case opMul:
+			return a * b, nil, true, nil
+		case opDiv:
+			return a / b, nil, true, nil
+		case opMod:
+			return math.Mod(a, b), nil, true, nil
+		case opLT:
+			return 0, a < b, false, nil
+		case opLE:
+			return 0, a <= b, false, nil
+		case opGT:
+			return 0, a > b, false, nil
+		case opGE:
+			return 0, a >= b, false, nil
+		}
+	}
+	if aNum {
+		x = a
+	}
+	if bNum {
+		y = b
+	}
+	v, err := n.apply(st, x, y)
+	if f, ok := v.(float64); ok && err == nil {
+		return f, nil, true, nil
+	}
+	return 0, v, false, err
+}
+
 func (n *binaryNode) eval(st *state) (any, error) {
+	switch n.opc {
+	case opAnd, opOr, opNullish:
+	case opEq, opNe:
+	default:
+		f, v, isNum, err := n.evalNum(st)
+		if isNum {
+			return f, err
+		}
+		return v, err
+	}
 	if err := st.tick(n.p); err != nil {
 		return nil, err
 	}
@@ -357,18 +473,18 @@ func (n *binaryNode) eval(st *state) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch n.op { // short-circuit operators
-	case "&&":
+	switch n.opc { // short-circuit operators
+	case opAnd:
 		if !Truthy(x) {
 			return x, nil
 		}
 		return n.y.eval(st)
-	case "||":
+	case opOr:
 		if Truthy(x) {
 			return x, nil
 		}
 		return n.y.eval(st)
-	case "??":
+	case opNullish:
 		if x != nil {
 			return x, nil
 		}
@@ -378,45 +494,51 @@ func (n *binaryNode) eval(st *state) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return n.apply(st, x, y)
+}
+
+// apply is a non-short-circuit operator on two evaluated operands.
+func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 	a, aNum := x.(float64)
 	b, bNum := y.(float64)
 	if aNum && bNum {
-		switch n.op {
-		case "+":
+		switch n.opc {
+		case opAdd:
 			return a + b, nil
-		case "-":
+		case opSub:
 			return a - b, nil
-		case "*":
+		case opMul:
 			return a * b, nil
-		case "/":
+		case opDiv:
 			return a / b, nil
-		case "%":
+		case opMod:
 			return math.Mod(a, b), nil
-		case "<":
+		case opLT:
 			return a < b, nil
-		case "<=":
+		case opLE:
 			return a <= b, nil
-		case ">":
+		case opGT:
 			return a > b, nil
-		case ">=":
+		case opGE:
 			return a >= b, nil
-		case "==", "===":
+		case opEq:
 			return a == b, nil
-		case "!=", "!==":
+		case opNe:
 			return a != b, nil
 		}
 	}
-	switch n.op {
-	case "==", "===":
+	switch n.opc {
+	case opEq:
 		return strictEqual(x, y), nil
-	case "!=", "!==":
+	case opNe:
 		return !strictEqual(x, y), nil
-	case "+":
+	case opAdd:
 		xs, xStr := x.(string)
 		ys, yStr := y.(string)
 		if !xStr && !yStr {
 			break
 		}
+		var err error
 		if !xStr {
 			if xs, err = concatText(x, n.x.Pos()); err != nil {
 				return nil, err
@@ -433,17 +555,17 @@ func (n *binaryNode) eval(st *state) (any, error) {
 			}
 		}
 		return xs + ys, nil
-	case "<", "<=", ">", ">=":
+	case opLT, opLE, opGT, opGE:
 		xs, xStr := x.(string)
 		ys, yStr := y.(string)
 		if xStr && yStr {
 			c := strings.Compare(xs, ys)
-			switch n.op {
-			case "<":
+			switch n.opc {
+			case opLT:
 				return c < 0, nil
-			case "<=":
+			case opLE:
 				return c <= 0, nil
-			case ">":
+			case opGT:
 				return c > 0, nil
 			default:
 				return c >= 0, nil
@@ -488,7 +610,7 @@ func (n *arrowNode) eval(st *state) (any, error) {
 	if err := st.tick(n.p); err != nil {
 		return nil, err
 	}
-	return &Func{params: n.params, body: n.body, frame: st.frame, expr: st.scope}, nil
+	return &Func{params: n.params, body: n.body, frame: st.frame, expr: st.scope, noCapture: n.noCapture}, nil
 }
 
 func (n *tmplNode) eval(st *state) (any, error) {
@@ -560,9 +682,9 @@ func (n *callNode) evalChain(st *state) (any, bool, error) {
 			return nil, false, rtErr(n.p, "cannot call %s", describe(c))
 		}
 		f = fn
-	} else if u := st.scope.env.lookupFunc(n.name, st.scope.limit); u != nil {
+	} else if u, bi := resolve(&n.res, st.scope.env, st.scope.limit, n.name); u != nil {
 		f = u.fn
-	} else if b = st.scope.env.lookupBuiltin(n.name); b == nil {
+	} else if b = bi; b == nil {
 		v, ok := st.lookupVar(n.name)
 		fn, isFn := v.(*Func)
 		switch {
@@ -617,7 +739,7 @@ func (n *methodNode) evalChain(st *state) (any, bool, error) {
 	if recv == nil {
 		return nil, false, rtErr(n.p, "cannot call method '%s' of null (use ?.)", n.name)
 	}
-	b := st.scope.env.lookupBuiltin(n.name)
+	_, b := resolve(&n.res, st.scope.env, 0, n.name)
 	if b == nil || !b.method {
 		if b != nil {
 			return nil, false, rtErr(n.p, "'%s' is not a method; call it as %s(x, …)", n.name, n.name)
@@ -690,21 +812,30 @@ func (st *state) callFunc(f *Func, args []any, p Pos) (any, error) {
 	if f.builtin != nil {
 		// A builtin passed as a function gets only its required arguments, so that
 		// rows.map(num) is num(row) and not num(row, index).
-		if n := max(f.builtin.minArgs, 1); len(args) > n {
-			args = args[:n]
-		}
-		return st.callBuiltin(f.builtin, args, p)
+		n := min(len(args), max(f.builtin.minArgs, 1))
+		return st.callBuiltin(f.builtin, append([]any(nil), args[:n]...), p)
 	}
 	if st.depth >= maxCallDepth {
 		return nil, &RuntimeError{Pos: p, Kind: "limit", Msg: fmt.Sprintf("function calls nest too deeply (more than %d)", maxCallDepth)}
 	}
-	fr := &frame{parent: f.frame}
+	var fr *frame
+	if f.noCapture {
+		// No closure can outlive this call: reuse the frame kept for this depth.
+		for len(st.frames) <= st.depth {
+			st.frames = append(st.frames, &frame{})
+		}
+		fr = st.frames[st.depth]
+		fr.parent = f.frame
+	} else {
+		fr = &frame{parent: f.frame}
+	}
 	if len(f.params) <= len(fr.buf) {
 		fr.vals = fr.buf[:len(f.params)]
 	} else {
 		fr.vals = make([]any, len(f.params))
 	}
-	copy(fr.vals, args)
+	n := copy(fr.vals, args)
+	clear(fr.vals[n:])
 	savedFrame, savedScope := st.frame, st.scope
 	st.frame, st.scope = fr, f.expr
 	st.depth++

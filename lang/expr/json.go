@@ -356,7 +356,8 @@ func (e *jsonEncoder) value(v any, depth int, path string) error {
 			return nil
 		}
 		e.buf = append(e.buf, '{')
-		for i, k := range x.keys {
+		for i, ent := range x.ents {
+			k := ent.key
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
@@ -370,7 +371,7 @@ func (e *jsonEncoder) value(v any, depth int, path string) error {
 			if path != "" {
 				sub = path + "." + k
 			}
-			if err := e.value(x.vals[i], depth+1, sub); err != nil {
+			if err := e.value(ent.val, depth+1, sub); err != nil {
 				return err
 			}
 		}

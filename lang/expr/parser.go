@@ -196,6 +196,7 @@ func (p *parser) parseArrow() *arrowNode {
 	p.scopes = append(p.scopes, a.params)
 	a.body = p.parseAssign(false)
 	p.scopes = p.scopes[:len(p.scopes)-1]
+	a.noCapture = !containsArrow(a.body)
 	return a
 }
 
@@ -280,7 +281,7 @@ func (p *parser) parseBinary(minPrec int) node {
 				p.errorf(pos, "cannot mix '??' with '||' or '&&' without parentheses")
 			}
 		}
-		x = &binaryNode{p: pos, op: op, x: x, y: y}
+		x = &binaryNode{p: pos, op: op, opc: opcodes[op], x: x, y: y}
 	}
 }
 

@@ -135,6 +135,7 @@ func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (any, error
 		ctx = context.Background()
 	}
 	st := &state{ctx: ctx, vars: vars, b: b, scope: t.exprs[0]}
+	defer func() { st.b.release(st.left) }()
 	if t.IsSingle() {
 		return t.exprs[0].root.eval(st)
 	}

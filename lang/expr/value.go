@@ -17,20 +17,60 @@ import (
 // changing one, so an Object may be shared between goroutines once built. Keys such as
 // "constructor" or "__proto__" are ordinary keys.
 type Object struct {
-	keys  []string
-	vals  []any
+	ents  []objEntry
 	index map[string]int // built once the object grows past smallObject keys
 }
 
-// smallObject is the size below which Get scans keys linearly instead of hashing.
+type objEntry struct {
+	key string
+	val any
+}
+
+// smallObject is the size up to which Get scans keys linearly instead of hashing.
 const smallObject = 8
 
-// NewObject returns an empty object with room for capacity keys.
+// NewObject returns an empty object with room for capacity keys. Small objects take a single
+// allocation.
 func NewObject(capacity int) *Object {
-	if capacity < 0 {
-		capacity = 0
+	switch {
+	case capacity <= 2:
+		b := &struct {
+			o Object
+			e [2]objEntry
+		}{}
+		b.o.ents = b.e[:0:2]
+		return &b.o
+	case capacity <= 4:
+		b := &struct {
+			o Object
+			e [4]objEntry
+		}{}
+		b.o.ents = b.e[:0:4]
+		return &b.o
+	case capacity <= 8:
+		b := &struct {
+			o Object
+			e [8]objEntry
+		}{}
+		b.o.ents = b.e[:0:8]
+		return &b.o
 	}
-	return &Object{keys: make([]string, 0, capacity), vals: make([]any, 0, capacity)}
+	return &Object{ents: make([]objEntry, 0, capacity)}
+}
+
+func (o *Object) find(key string) int {
+	if o.index != nil {
+		if i, ok := o.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range o.ents {
+		if o.ents[i].key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // Get returns the value stored under key and whether the key is present.
@@ -38,16 +78,8 @@ func (o *Object) Get(key string) (any, bool) {
 	if o == nil {
 		return nil, false
 	}
-	if o.index != nil {
-		if i, ok := o.index[key]; ok {
-			return o.vals[i], true
-		}
-		return nil, false
-	}
-	for i, k := range o.keys {
-		if k == key {
-			return o.vals[i], true
-		}
+	if i := o.find(key); i >= 0 {
+		return o.ents[i].val, true
 	}
 	return nil, false
 }
@@ -55,83 +87,80 @@ func (o *Object) Get(key string) (any, bool) {
 // Set stores v under key: a new key is appended after the existing ones, an existing key keeps
 // its place (as in JavaScript).
 func (o *Object) Set(key string, v any) {
-	if o.index != nil {
-		if i, ok := o.index[key]; ok {
-			o.vals[i] = v
-			return
-		}
-	} else {
-		for i, k := range o.keys {
-			if k == key {
-				o.vals[i] = v
-				return
-			}
-		}
+	if i := o.find(key); i >= 0 {
+		o.ents[i].val = v
+		return
 	}
-	o.keys = append(o.keys, key)
-	o.vals = append(o.vals, v)
+	o.ents = append(o.ents, objEntry{key, v})
 	if o.index != nil {
-		o.index[key] = len(o.keys) - 1
-	} else if len(o.keys) > smallObject {
-		o.index = make(map[string]int, len(o.keys)*2)
-		for i, k := range o.keys {
-			o.index[k] = i
-		}
+		o.index[key] = len(o.ents) - 1
+	} else if len(o.ents) > smallObject {
+		o.reindex()
+	}
+}
+
+func (o *Object) reindex() {
+	o.index = make(map[string]int, len(o.ents)*2)
+	for i, e := range o.ents {
+		o.index[e.key] = i
 	}
 }
 
 // Delete removes key, keeping the order of the others. Builtins use it on objects they are still
-// building (omit); it is never applied to a value a plugin can already see.
+// building; it is never applied to a value a plugin can already see.
 func (o *Object) Delete(key string) {
-	i := -1
-	for j, k := range o.keys {
-		if k == key {
-			i = j
-			break
-		}
-	}
+	i := o.find(key)
 	if i < 0 {
 		return
 	}
-	o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
-	o.vals = append(o.vals[:i:i], o.vals[i+1:]...)
+	o.ents = append(o.ents[:i:i], o.ents[i+1:]...)
 	if o.index != nil {
-		o.index = make(map[string]int, len(o.keys))
-		for j, k := range o.keys {
-			o.index[k] = j
-		}
+		o.reindex()
 	}
 }
 
-// Keys returns the keys in insertion order. The slice must not be modified.
+// Keys returns the keys in insertion order, in a new slice.
 func (o *Object) Keys() []string {
 	if o == nil {
 		return nil
 	}
-	return o.keys
+	out := make([]string, len(o.ents))
+	for i, e := range o.ents {
+		out[i] = e.key
+	}
+	return out
 }
 
-// Values returns the values in key order. The slice must not be modified.
+// Values returns the values in key order, in a new slice.
 func (o *Object) Values() []any {
 	if o == nil {
 		return nil
 	}
-	return o.vals
+	out := make([]any, len(o.ents))
+	for i, e := range o.ents {
+		out[i] = e.val
+	}
+	return out
 }
+
+// Entry returns the i-th key and value (0 ≤ i < Len()), for iterating without allocating.
+func (o *Object) Entry(i int) (string, any) { return o.ents[i].key, o.ents[i].val }
 
 // Len returns the number of keys.
 func (o *Object) Len() int {
 	if o == nil {
 		return 0
 	}
-	return len(o.keys)
+	return len(o.ents)
 }
 
-// Clone returns a shallow copy that may be extended without affecting o.
+// Clone returns a shallow copy with room for extra more keys; it may be extended without
+// affecting o.
 func (o *Object) Clone(extra int) *Object {
 	c := NewObject(o.Len() + extra)
-	for i, k := range o.Keys() {
-		c.Set(k, o.vals[i])
+	c.ents = append(c.ents, o.ents...)
+	if len(c.ents) > smallObject {
+		c.reindex()
 	}
 	return c
 }
@@ -150,6 +179,9 @@ type Func struct {
 	frame   *frame // the arrow parameters in scope where the arrow was evaluated
 	expr    *Expr  // where the body was parsed: its Env and the functions it may call
 	builtin *builtin
+	// noCapture: the body holds no arrow, so no closure can keep a call's frame, which may
+	// then be reused.
+	noCapture bool
 }
 
 // Name returns the function's name, or "" for an anonymous arrow function.
@@ -237,9 +269,9 @@ func Equal(a, b any) bool {
 		if !ok || x.Len() != y.Len() {
 			return false
 		}
-		for i, k := range x.keys {
-			w, ok := y.Get(k)
-			if !ok || !Equal(x.vals[i], w) {
+		for _, e := range x.ents {
+			w, ok := y.Get(e.key)
+			if !ok || !Equal(e.val, w) {
 				return false
 			}
 		}
@@ -478,3 +510,20 @@ func describe(v any) string {
 // Describe is describe for builtins: the kind of v with an article, for error messages such as
 // "sortBy: expected a list, got null".
 func Describe(v any) string { return describe(v) }
+
+// smallInts holds boxed float64 values 0…1023, so that passing an index to a callback does
+// not allocate.
+var smallInts = func() (t [1024]any) {
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return t
+}()
+
+// IntValue returns float64(i) as a value; for 0 ≤ i < 1024 it does not allocate.
+func IntValue(i int) any {
+	if i >= 0 && i < len(smallInts) {
+		return smallInts[i]
+	}
+	return float64(i)
+}

@@ -117,7 +117,7 @@ func keyFn(c *expr.Call, args []any, i int) (func(v any, idx int) (any, error), 
 			return nil, nil
 		}, nil
 	case *expr.Func:
-		return func(v any, idx int) (any, error) { return c.CallFunc(k, v, float64(idx)) }, nil
+		return func(v any, idx int) (any, error) { return c.CallFunc(k, v, expr.IntValue(idx)) }, nil
 	}
 	return nil, fmt.Errorf("argument %d must be a property name or a function, got %s", i+1, expr.Describe(args[i]))
 }

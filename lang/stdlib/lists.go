@@ -84,7 +84,7 @@ func each(c *expr.Call, args []any, body func(i int, item, r any) (stop bool, er
 		return err
 	}
 	for i, item := range l {
-		r, err := c.CallFunc(fn, item, float64(i))
+		r, err := c.CallFunc(fn, item, expr.IntValue(i))
 		if err != nil {
 			return err
 		}
@@ -199,7 +199,7 @@ func fnReduce(c *expr.Call, args []any) (any, error) {
 		acc, start = l[0], 1
 	}
 	for i := start; i < len(l); i++ {
-		if acc, err = c.CallFunc(fn, acc, l[i], float64(i)); err != nil {
+		if acc, err = c.CallFunc(fn, acc, l[i], expr.IntValue(i)); err != nil {
 			return nil, err
 		}
 	}

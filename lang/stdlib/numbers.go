@@ -59,30 +59,30 @@ func ParseNum(s string) (float64, bool) {
 			break
 		}
 	}
-	var digits []byte
 	start := i
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		digits = append(digits, s[i])
 		i++
 	}
-	if n := i - start; n >= 1 && n <= 3 { // thousands commas: 1,234,567
+	var digits []byte // only when thousands commas must be removed
+	if n := i - start; n >= 1 && n <= 3 {
 		for i < len(s) && s[i] == ',' && isDigits(s, i+1, 3) && (i+4 == len(s) || s[i+4] < '0' || s[i+4] > '9') {
+			if digits == nil {
+				digits = append(make([]byte, 0, 16), s[start:i]...)
+			}
 			digits = append(digits, s[i+1:i+4]...)
 			i += 4
 		}
 	}
-	intDigits := len(digits)
+	intEnd := i
 	frac := 0
 	if i < len(s) && s[i] == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
-		digits = append(digits, '.')
 		i++
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			digits = append(digits, s[i])
 			i++
 			frac++
 		}
 	}
-	if intDigits == 0 && frac == 0 {
+	if intEnd == start && frac == 0 {
 		return 0, false
 	}
 	if i+1 < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -91,14 +91,18 @@ func ParseNum(s string) (float64, bool) {
 			j++
 		}
 		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			digits = append(digits, s[i:j]...)
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				digits = append(digits, s[j])
 				j++
 			}
+			i = j
 		}
 	}
-	f, err := strconv.ParseFloat(string(digits), 64)
+	text := s[start:i]
+	if digits != nil {
+		digits = append(digits, s[intEnd:i]...)
+		text = string(digits)
+	}
+	f, err := strconv.ParseFloat(text, 64)
 	if err != nil && !isRangeErr(err) {
 		return 0, false
 	}

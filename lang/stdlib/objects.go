@@ -47,7 +47,7 @@ func fnValues(c *expr.Call, args []any) (any, error) {
 	if err := c.Charge(o.Len()); err != nil {
 		return nil, err
 	}
-	return append([]any{}, o.Values()...), nil
+	return o.Values(), nil
 }
 
 // fnEntries is entries(obj) → [[key, value], …].
@@ -60,8 +60,9 @@ func fnEntries(c *expr.Call, args []any) (any, error) {
 		return nil, err
 	}
 	out := make([]any, o.Len())
-	for i, k := range o.Keys() {
-		out[i] = []any{k, o.Values()[i]}
+	for i := range out {
+		k, v := o.Entry(i)
+		out[i] = []any{k, v}
 	}
 	return out, nil
 }
@@ -153,9 +154,9 @@ func fnOmit(c *expr.Call, args []any) (any, error) {
 		drop[k] = true
 	}
 	out := expr.NewObject(o.Len())
-	for i, k := range o.Keys() {
-		if !drop[k] {
-			out.Set(k, o.Values()[i])
+	for i := 0; i < o.Len(); i++ {
+		if k, v := o.Entry(i); !drop[k] {
+			out.Set(k, v)
 		}
 	}
 	return out, nil
@@ -179,8 +180,8 @@ func fnMerge(c *expr.Call, args []any) (any, error) {
 	out := expr.NewObject(n)
 	for _, a := range args {
 		if o, ok := a.(*expr.Object); ok {
-			for i, k := range o.Keys() {
-				out.Set(k, o.Values()[i])
+			for i := 0; i < o.Len(); i++ {
+				out.Set(o.Entry(i))
 			}
 		}
 	}

@@ -57,8 +57,8 @@ func QueryString(o *expr.Object) (string, error) {
 		b.WriteString(EncodeURIComponent(s))
 		return nil
 	}
-	for i, k := range o.Keys() {
-		v := o.Values()[i]
+	for i := 0; i < o.Len(); i++ {
+		k, v := o.Entry(i)
 		if l, ok := v.([]any); ok {
 			for _, e := range l {
 				if err := add(k, e); err != nil {
