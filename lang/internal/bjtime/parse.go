@@ -1,6 +1,9 @@
 package bjtime
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Parse reads a date written in one of the forms of SPEC-DECISIONS §5 and returns Unix ms, or
 // false when s is none of them or names a date or time that does not exist (2月30日, 25:00).
@@ -15,7 +18,9 @@ import "strings"
 //   - relative to now: 刚刚 (also 刚才); N秒前, N分钟前, N小时前, N天前, N周前 and sums of them
 //     such as 1小时10分钟前 (后 instead of 前 counts forward; N天前 keeps the time of day);
 //     今天, 昨天, 前天, 明天, 后天 (also 今日, 昨日, 明日), optionally followed by H:mm[:ss]
-//     (alone they mean 00:00 of that day).
+//     (alone they mean 00:00 of that day);
+//   - RFC 1123 / RFC 2822 as in HTTP headers and RSS: Tue, 05 Mar 2024 06:30:00 GMT (or +0800;
+//     the weekday may be left out); only numeric zones and GMT/UT/UTC are read.
 //
 // Months and years ago (3个月前) are not read: their length varies.
 func Parse(s string, now int64) (int64, bool) {
@@ -35,7 +40,39 @@ func Parse(s string, now int64) (int64, bool) {
 	if ms, ok := parseDayWord(s, now); ok {
 		return ms, true
 	}
-	return parseAbsolute(s, now)
+	if ms, ok := parseAbsolute(s, now); ok {
+		return ms, true
+	}
+	return parseRFC1123(s)
+}
+
+// rfc1123Layouts are the forms of RFC 1123 / RFC 2822 dates (HTTP headers, RSS), with and
+// without the weekday and with one- or two-digit days.
+var rfc1123Layouts = []string{
+	"Mon, 02 Jan 2006 15:04:05 -0700", "Mon, 2 Jan 2006 15:04:05 -0700",
+	"02 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04:05 -0700",
+	"Mon, 02 Jan 2006 15:04 -0700", "Mon, 2 Jan 2006 15:04 -0700",
+}
+
+// parseRFC1123 reads "Tue, 05 Mar 2024 06:30:00 GMT" and the like. Only numeric zones and GMT,
+// UT and UTC are accepted: other abbreviations are ambiguous (CST is China, or US Central).
+func parseRFC1123(s string) (int64, bool) {
+	if len(s) < 20 || len(s) > 40 {
+		return 0, false
+	}
+	for _, z := range []string{" GMT", " UTC", " UT"} {
+		if rest, ok := strings.CutSuffix(s, z); ok {
+			s = rest + " +0000"
+			break
+		}
+	}
+	for _, layout := range rfc1123Layouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			ms := t.UnixMilli()
+			return ms, InRange(ms)
+		}
+	}
+	return 0, false
 }
 
 // parseTimestamp reads a string of 10 ASCII digits as Unix seconds or of 13 as Unix ms (the
