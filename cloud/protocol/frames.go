@@ -104,57 +104,51 @@ type frameWire struct {
 	To          *string        `json:"to"`
 }
 
-// fields lists which optional fields are present, by JSON name, for the "only these" check.
-func (w *frameWire) present() []string {
-	var p []string
-	add := func(ok bool, name string) {
+// frameFields names the optional frame fields, in the order of the bits of present().
+var frameFields = [...]string{"id", "expiresAt", "peers", "peerId", "peerPub", "at", "online",
+	"ownerOnline", "env", "reason", "code", "message", "to"}
+
+// present is a bit set of the fields the frame carries (bit i = frameFields[i]); a bit set
+// keeps the check allocation-free on the relay's hot path.
+func (w *frameWire) present() uint16 {
+	var m uint16
+	for i, ok := range [...]bool{w.ID != nil, w.ExpiresAt != nil, w.Peers != nil, w.PeerID != nil,
+		w.PeerPub != nil, w.At != nil, w.Online != nil, w.OwnerOnline != nil, w.Env != nil,
+		w.Reason != nil, w.Code != nil, w.Message != nil, w.To != nil} {
 		if ok {
-			p = append(p, name)
+			m |= 1 << i
 		}
 	}
-	add(w.ID != nil, "id")
-	add(w.ExpiresAt != nil, "expiresAt")
-	add(w.Peers != nil, "peers")
-	add(w.PeerID != nil, "peerId")
-	add(w.PeerPub != nil, "peerPub")
-	add(w.At != nil, "at")
-	add(w.Online != nil, "online")
-	add(w.OwnerOnline != nil, "ownerOnline")
-	add(w.Env != nil, "env")
-	add(w.Reason != nil, "reason")
-	add(w.Code != nil, "code")
-	add(w.Message != nil, "message")
-	add(w.To != nil, "to")
-	return p
+	return m
 }
 
-// exactly checks that the frame has exactly the named fields besides `t`.
-func (w *frameWire) exactly(t string, names ...string) error {
-	have := w.present()
-	for _, h := range have {
-		found := false
-		for _, n := range names {
-			if n == h {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return fieldErr(h, "is not a field of a %q frame", t)
+func fieldBit(name string) uint16 {
+	for i, f := range frameFields {
+		if f == name {
+			return 1 << i
 		}
 	}
-	if len(have) != len(names) {
-		for _, n := range names {
-			found := false
-			for _, h := range have {
-				if n == h {
-					found = true
-					break
-				}
+	return 0
+}
+
+// exactly checks that the frame has exactly the named fields besides `t`: the first foreign
+// field (in frameFields order) or the first missing one (in the order given) is the error.
+func (w *frameWire) exactly(t string, names ...string) error {
+	have := w.present()
+	var want uint16
+	for _, n := range names {
+		want |= fieldBit(n)
+	}
+	if extra := have &^ want; extra != 0 {
+		for i, f := range frameFields {
+			if extra&(1<<i) != 0 {
+				return fieldErr(f, "is not a field of a %q frame", t)
 			}
-			if !found {
-				return fieldErr(n, "is required in a %q frame", t)
-			}
+		}
+	}
+	for _, n := range names {
+		if have&fieldBit(n) == 0 {
+			return fieldErr(n, "is required in a %q frame", t)
 		}
 	}
 	return nil

@@ -60,7 +60,7 @@ type Config struct {
 	// SweepInterval is how often expiry is checked (default 1 s).
 	SweepInterval time.Duration
 	// SendQueue is the number of frames queued per connection before it is dropped as too slow
-	// (default 64).
+	// (default 16).
 	SendQueue int
 	// Logger receives request errors and lifecycle events; tokens are never logged. Nil
 	// discards.
@@ -81,7 +81,7 @@ func DefaultConfig(st Storage) Config {
 		PingInterval:    25 * time.Second,
 		WriteTimeout:    10 * time.Second,
 		SweepInterval:   time.Second,
-		SendQueue:       64,
+		SendQueue:       16,
 	}
 }
 

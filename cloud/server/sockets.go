@@ -60,16 +60,18 @@ func (s *Server) ownerSocket(id string) handlerFunc {
 			ws.Close(protocol.CloseClosed, "channel closed")
 			return nil
 		}
-		done := make(chan struct{})
-		go func() { s.writeLoop(ws, c); close(done) }()
-		s.readLoop(ws, c, func(b []byte) {
-			if reply := s.relayOwnerFrame(rm, b); reply != nil {
-				c.enqueue(reply)
-			}
-		})
-		rm.detachOwner(c)
-		c.close(0, "")
-		<-done
+		// The handler returns and its goroutine (its stack grown by the request's work) ends;
+		// the socket lives on in two fresh goroutines with small stacks.
+		go s.writeLoop(ws, c)
+		go func() {
+			s.readLoop(ws, c, func(b []byte) {
+				if reply := s.relayOwnerFrame(rm, b); reply != nil {
+					c.enqueue(reply)
+				}
+			})
+			rm.detachOwner(c)
+			c.close(0, "")
+		}()
 		return nil
 	}
 }
@@ -90,16 +92,16 @@ func (s *Server) peerSocket(id string) handlerFunc {
 			ws.Close(protocol.CloseKicked, "no seat")
 			return nil
 		}
-		done := make(chan struct{})
-		go func() { s.writeLoop(ws, c); close(done) }()
-		s.readLoop(ws, c, func(b []byte) {
-			if _, reply := s.relayPeerFrame(rm, st, b); reply != nil {
-				c.enqueue(reply)
-			}
-		})
-		rm.detachPeer(st, c, s.nowMs())
-		c.close(0, "")
-		<-done
+		go s.writeLoop(ws, c)
+		go func() {
+			s.readLoop(ws, c, func(b []byte) {
+				if _, reply := s.relayPeerFrame(rm, st, b); reply != nil {
+					c.enqueue(reply)
+				}
+			})
+			rm.detachPeer(st, c, s.nowMs())
+			c.close(0, "")
+		}()
 		return nil
 	}
 }
