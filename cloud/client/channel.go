@@ -164,12 +164,12 @@ func (ch *Channel) start() {
 	}()
 }
 
-// handle processes one server → owner frame; it returns true after `closed`.
-func (ch *Channel) handle(data []byte) bool {
+// handle processes one server → owner frame; after `closed` it returns ErrChannelClosed.
+func (ch *Channel) handle(data []byte) error {
 	f, err := protocol.DecodeOwnerInFrame(data)
 	if err != nil {
 		emit(ch.events, ch.stop, Event{Type: EventError, Err: fmt.Errorf("cloud channel: bad frame from the server: %w", err)})
-		return false
+		return nil
 	}
 	switch f.T {
 	case protocol.FrameHello:
@@ -196,7 +196,7 @@ func (ch *Channel) handle(data []byte) bool {
 		st, err := ch.newPeer(f.PeerPub)
 		if err != nil {
 			emit(ch.events, ch.stop, Event{Type: EventError, PeerID: f.PeerID, Err: err})
-			return false
+			return nil
 		}
 		st.online = true
 		ch.mu.Lock()
@@ -221,12 +221,12 @@ func (ch *Channel) handle(data []byte) bool {
 		ch.mu.Unlock()
 		if st == nil {
 			emit(ch.events, ch.stop, Event{Type: EventError, PeerID: f.PeerID, Err: fmt.Errorf("cloud channel: a frame from unknown peer %s", f.PeerID)})
-			return false
+			return nil
 		}
 		msg, err := protocol.OpenBytes(st.key[:], &f.Env)
 		if err != nil || !json.Valid(msg) {
 			emit(ch.events, ch.stop, Event{Type: EventError, PeerID: f.PeerID, Err: fmt.Errorf("cloud channel: a frame from peer %s did not open: %w", f.PeerID, errOr(err, "not JSON"))})
-			return false
+			return nil
 		}
 		emit(ch.events, ch.stop, Event{Type: EventMessage, PeerID: f.PeerID, Msg: msg})
 	case protocol.FrameClosed:
@@ -234,11 +234,11 @@ func (ch *Channel) handle(data []byte) bool {
 		ch.reason = f.Reason
 		ch.mu.Unlock()
 		emit(ch.events, ch.stop, Event{Type: EventClosed, Reason: f.Reason})
-		return true
+		return ErrChannelClosed
 	case protocol.FrameError:
 		emit(ch.events, ch.stop, Event{Type: EventError, Code: f.Code, Message: f.Message})
 	}
-	return false
+	return nil
 }
 
 func errOr(err error, msg string) error {

@@ -51,7 +51,7 @@ func (e *permanentError) Unwrap() error { return e.err }
 // reads; writes may come from any goroutine.
 type socket struct {
 	dial    func(ctx context.Context) (*websocket.Conn, error)
-	handle  func(data []byte) (stop bool) // stop after a `closed` frame
+	handle  func(data []byte) (stop error) // non-nil after a `closed` frame: why the socket ends
 	state   func(up bool, err error)      // connection up, or down with the reason
 	backoff Backoff
 
@@ -126,9 +126,9 @@ func (s *socket) run(ctx context.Context) {
 		s.up(conn)
 		got, stop, err := s.read(ctx, conn)
 		s.down()
-		if stop {
+		if stop != nil {
 			conn.Close(websocket.StatusNormalClosure, "")
-			s.finish(ErrChannelClosed)
+			s.finish(stop)
 			return
 		}
 		conn.CloseNow()
@@ -161,7 +161,7 @@ func (s *socket) run(ctx context.Context) {
 
 // read hands messages to handle until the connection fails or handle says stop. got reports
 // whether at least one message arrived (the link worked, so backoff starts over).
-func (s *socket) read(ctx context.Context, conn *websocket.Conn) (got, stop bool, err error) {
+func (s *socket) read(ctx context.Context, conn *websocket.Conn) (got bool, stop, err error) {
 	var pinger *time.Timer
 	pinger = time.AfterFunc(pingEvery, func() {
 		pctx, cancel := context.WithTimeout(ctx, pingWait)
@@ -176,11 +176,11 @@ func (s *socket) read(ctx context.Context, conn *websocket.Conn) (got, stop bool
 	for {
 		_, data, err := conn.Read(ctx)
 		if err != nil {
-			return got, false, err
+			return got, nil, err
 		}
 		got = true
-		if s.handle(data) {
-			return got, true, nil
+		if stop := s.handle(data); stop != nil {
+			return got, stop, nil
 		}
 	}
 }

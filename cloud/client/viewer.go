@@ -151,11 +151,11 @@ func (v *Viewer) start(backoff Backoff) {
 	}()
 }
 
-func (v *Viewer) handle(data []byte) bool {
+func (v *Viewer) handle(data []byte) error {
 	f, err := protocol.DecodePeerInFrame(data)
 	if err != nil {
 		emit(v.events, v.stop, Event{Type: EventError, Err: fmt.Errorf("cloud viewer: bad frame from the server: %w", err)})
-		return false
+		return nil
 	}
 	switch f.T {
 	case protocol.FrameHello:
@@ -177,7 +177,7 @@ func (v *Viewer) handle(data []byte) bool {
 		msg, err := protocol.OpenBytes(v.key[:], &f.Env)
 		if err != nil || !json.Valid(msg) {
 			emit(v.events, v.stop, Event{Type: EventError, Err: fmt.Errorf("cloud viewer: a frame did not open: %w", errOr(err, "not JSON"))})
-			return false
+			return nil
 		}
 		emit(v.events, v.stop, Event{Type: EventMessage, Msg: msg})
 	case protocol.FrameClosed:
@@ -185,11 +185,14 @@ func (v *Viewer) handle(data []byte) bool {
 		v.reason = f.Reason
 		v.mu.Unlock()
 		emit(v.events, v.stop, Event{Type: EventClosed, Reason: f.Reason})
-		return true
+		if f.Reason == "kicked" {
+			return ErrKicked
+		}
+		return ErrChannelClosed
 	case protocol.FrameError:
 		emit(v.events, v.stop, Event{Type: EventError, Code: f.Code, Message: f.Message})
 	}
-	return false
+	return nil
 }
 
 // PeerID is this viewer's seat.

@@ -98,11 +98,28 @@ async function main() {
     throw e;
   }
 
+  // While the owner is offline, show what it left in the mailbox (sealed with encKey).
+  const readMailbox = async () => {
+    try {
+      const res = await fetch(`${base}/mailbox`, { headers: { authorization: `Bearer ${joined.peerToken}` }, cache: 'no-store', credentials: 'omit' });
+      if (!res.ok) return;
+      const box = await res.json();
+      for (const it of box.items ?? []) {
+        try {
+          show({ mailbox: it.slot, value: open(encKey, it.env) });
+        } catch {
+          $('dropped').textContent = String(Number($('dropped').textContent) + 1);
+        }
+      }
+    } catch {}
+  };
+
   const onFrame = (f, send) => {
     switch (f?.t) {
       case 'hello':
         setStatus(f.ownerOnline ? 'live' : 'waiting', f.ownerOnline ? '已连接' : '等待分享者上线…');
         send({ t: 'msg', env: seal(key, { t: 'hello' }) });
+        if (!f.ownerOnline) readMailbox();
         break;
       case 'owner':
         setStatus(f.online ? 'live' : 'waiting', f.online ? '已连接' : '等待分享者上线…');
