@@ -52,7 +52,7 @@ func (e *permanentError) Unwrap() error { return e.err }
 type socket struct {
 	dial    func(ctx context.Context) (*websocket.Conn, error)
 	handle  func(data []byte) (stop error) // non-nil after a `closed` frame: why the socket ends
-	state   func(up bool, err error)      // connection up, or down with the reason
+	state   func(up bool, err error)       // connection up, or down with the reason
 	backoff Backoff
 
 	mu    sync.Mutex
