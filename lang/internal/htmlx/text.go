@@ -7,24 +7,29 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// hidden elements are never shown; their text is dropped (when they are not the node asked for).
-var hidden = map[atom.Atom]bool{
-	atom.Script: true, atom.Style: true, atom.Template: true, atom.Noscript: true,
-	atom.Head: true, atom.Iframe: true, atom.Object: true,
+// hidden reports the elements that are never shown; their text is dropped (when they are not
+// the node asked for).
+func hidden(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Template, atom.Noscript, atom.Head, atom.Iframe, atom.Object:
+		return true
+	}
+	return false
 }
 
-// blocks are the elements whose start and end break the line.
-var blocks = map[atom.Atom]bool{
-	atom.Address: true, atom.Article: true, atom.Aside: true, atom.Blockquote: true,
-	atom.Body: true, atom.Caption: true, atom.Center: true, atom.Dd: true, atom.Details: true,
-	atom.Dialog: true, atom.Dir: true, atom.Div: true, atom.Dl: true, atom.Dt: true,
-	atom.Fieldset: true, atom.Figcaption: true, atom.Figure: true, atom.Footer: true,
-	atom.Form: true, atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true,
-	atom.H6: true, atom.Header: true, atom.Hgroup: true, atom.Hr: true, atom.Html: true,
-	atom.Legend: true, atom.Li: true, atom.Main: true, atom.Menu: true, atom.Nav: true,
-	atom.Ol: true, atom.Optgroup: true, atom.Option: true, atom.P: true, atom.Pre: true,
-	atom.Section: true, atom.Summary: true, atom.Table: true, atom.Tbody: true,
-	atom.Tfoot: true, atom.Thead: true, atom.Tr: true, atom.Ul: true,
+// block reports the elements whose start and end break the line.
+func block(a atom.Atom) bool {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body, atom.Caption,
+		atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div, atom.Dl, atom.Dt,
+		atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form, atom.H1, atom.H2,
+		atom.H3, atom.H4, atom.H5, atom.H6, atom.Header, atom.Hgroup, atom.Hr, atom.Html,
+		atom.Legend, atom.Li, atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.Optgroup, atom.Option,
+		atom.P, atom.Pre, atom.Section, atom.Summary, atom.Table, atom.Tbody, atom.Tfoot,
+		atom.Thead, atom.Tr, atom.Ul:
+		return true
+	}
+	return false
 }
 
 // textBuilder writes visible text with spaces and line breaks decided lazily, so that nothing
@@ -111,13 +116,13 @@ func Text(n *html.Node, m Meter) (string, error) {
 		case html.TextNode:
 			t.text(c.Data)
 		case html.ElementNode:
-			if c != n && hidden[c.DataAtom] {
+			if c != n && hidden(c.DataAtom) {
 				return false, nil
 			}
 			switch {
 			case c.DataAtom == atom.Br:
 				t.newlines++
-			case blocks[c.DataAtom]:
+			case block(c.DataAtom):
 				t.lineBreak()
 			case c.DataAtom == atom.Td || c.DataAtom == atom.Th:
 				t.space = true
@@ -131,11 +136,11 @@ func Text(n *html.Node, m Meter) (string, error) {
 		}
 		return true, nil
 	}, func(c *html.Node) {
-		if c.Type != html.ElementNode || (c != n && hidden[c.DataAtom]) {
+		if c.Type != html.ElementNode || (c != n && hidden(c.DataAtom)) {
 			return
 		}
 		switch {
-		case blocks[c.DataAtom]:
+		case block(c.DataAtom):
 			t.lineBreak()
 		case c.DataAtom == atom.Td || c.DataAtom == atom.Th:
 			t.space = true
