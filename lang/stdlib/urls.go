@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pkuinfo/harness/lang/expr"
 )
@@ -109,6 +110,7 @@ func fnURL(c *expr.Call, args []any) (any, error) {
 			return nil, fmt.Errorf("bad URL %q: %v", ref, unwrapURLErr(err))
 		}
 		u = u.ResolveReference(r)
+		u.Fragment, u.RawFragment = r.Fragment, r.RawFragment // RFC 3986 §5.2.2: the reference's fragment
 	}
 	s := u.String()
 	if len(args) > 2 && args[2] != nil {
@@ -223,7 +225,7 @@ func fnDecode(c *expr.Call, args []any) (any, error) {
 		return nil, err
 	}
 	r, err := url.PathUnescape(s)
-	if err != nil {
+	if err != nil || !utf8.ValidString(r) {
 		return nil, fmt.Errorf("malformed percent-encoding in %q", s)
 	}
 	return r, nil
