@@ -472,3 +472,27 @@ func TestMailbox(t *testing.T) {
 		t.Errorf("after clear: %s", r.body)
 	}
 }
+
+func TestChannelRecordRetention(t *testing.T) {
+	e := newEnv(t, nil)
+	d := e.register()
+	tok := e.token(d, "card-share", "channels")
+	sh, _ := e.openChannel(tok, 60, 1)
+	e.clk.Add(61 * time.Second)
+	e.srv.Sweep(context.Background())
+	if r := e.do("GET", "/v1/c/"+sh.id, "", nil); r.status != 200 || !strings.Contains(string(r.body), `"status":"expired"`) {
+		t.Fatalf("just expired: %d %s", r.status, r.body)
+	}
+	e.clk.Add(24 * time.Hour)
+	e.srv.Sweep(context.Background())
+	if r := e.do("GET", "/v1/c/"+sh.id, "", nil); r.status != 404 {
+		t.Errorf("a day later: %d %s", r.status, r.body)
+	}
+	// An expired channel no longer counts toward the five open ones.
+	tok = e.token(d, "card-share", "channels")
+	for i := range 5 {
+		if _, r := e.openChannel(tok, 60, 1); r.status != 200 {
+			t.Fatalf("channel %d: %d", i, r.status)
+		}
+	}
+}

@@ -465,8 +465,22 @@ func (s *SQLite) Secret(ctx context.Context, name string) ([]byte, error) {
 	return protocol.B64.DecodeString(v)
 }
 
+// channelRetentionMs is how long a channel's record outlives its expiry, so that GET /v1/c/{id}
+// can still answer "closed" or "expired" to a late viewer.
+const channelRetentionMs = 24 * 60 * 60 * 1000
+
 // Sweep implements Storage.
 func (s *SQLite) Sweep(ctx context.Context, now int64) error {
+	old := now - channelRetentionMs
+	for _, q := range []string{
+		`DELETE FROM peers WHERE channel IN (SELECT id FROM channels WHERE expires_at <= ?)`,
+		`DELETE FROM mailbox WHERE channel IN (SELECT id FROM channels WHERE expires_at <= ?)`,
+		`DELETE FROM channels WHERE expires_at <= ?`,
+	} {
+		if _, err := s.db.ExecContext(ctx, q, old); err != nil {
+			return err
+		}
+	}
 	for _, q := range []string{
 		`DELETE FROM store_values WHERE expires_at <> 0 AND expires_at <= ?`,
 		`DELETE FROM auth_nonces WHERE until_ms <= ?`,

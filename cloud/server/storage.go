@@ -67,7 +67,8 @@ type Storage interface {
 
 	// Secret returns the named server secret, creating it from fresh random bytes on first use.
 	Secret(ctx context.Context, name string) ([]byte, error)
-	// Sweep removes expired store values, nonces and mailbox slots.
+	// Sweep removes expired store values, nonces and mailbox slots, and channels (with their
+	// peers and mailboxes) a day after their expiry.
 	Sweep(ctx context.Context, now int64) error
 	// Close releases the storage.
 	Close() error
