@@ -242,3 +242,35 @@ func TestFindTable(t *testing.T) {
 		t.Error("FindTable(p) found a table")
 	}
 }
+
+// TestSelectorCacheConcurrent compiles from several goroutines at once, as `each` with
+// concurrency does; run with -race.
+func TestSelectorCacheConcurrent(t *testing.T) {
+	c := NewSelectorCache(5)
+	doc, _ := ParseDocument("<p class=a>1</p><p class=b>2</p>", nil)
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			for i := range 200 {
+				s, err := c.Compile(fmt.Sprintf("p.%c, #x%d", 'a'+rune(i%2), (i+g)%10))
+				if err != nil {
+					done <- err
+					return
+				}
+				if got, _ := s.Select(doc, nil); len(got) != 1 {
+					done <- fmt.Errorf("%s matched %d", s, len(got))
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if c.Len() != 5 {
+		t.Errorf("Len = %d, want 5", c.Len())
+	}
+}
