@@ -188,9 +188,8 @@ func Attr(n *html.Node, name string) (string, bool) {
 	if el == nil {
 		return "", false
 	}
-	name = strings.ToLower(name)
 	for _, a := range el.Attr {
-		if a.Namespace == "" && a.Key == name {
+		if a.Namespace == "" && strings.EqualFold(a.Key, name) {
 			return a.Val, true
 		}
 	}

@@ -68,6 +68,8 @@ func TestAttr(t *testing.T) {
 		{`<input disabled>`, "disabled", "", true},
 		{`text only`, "href", "", false},
 		{`<html lang="zh-CN"><body></body></html>`, "lang", "zh-CN", true},
+		{`<svg viewBox="0 0 1 1"></svg>`, "viewbox", "0 0 1 1", true},
+		{`<svg viewBox="0 0 1 1"></svg>`, "viewBox", "0 0 1 1", true},
 	}
 	for _, tc := range tests {
 		n, _ := ParseNode(tc.in, nil)
