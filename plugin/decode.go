@@ -58,11 +58,12 @@ func (f *fileDec) mapping(n *yaml.Node, what, step string) ([]pair, bool) {
 	return ps, true
 }
 
-// fieldSet collects a map's pairs by key, reporting keys not in known.
+// fieldSet collects a map's pairs by key, reporting keys not in known. Later duplicates win
+// (hardenYAML has reported them).
 type fieldSet struct {
 	f     *fileDec
 	n     *yaml.Node
-	byKey map[string]pair
+	pairs []pair
 	order []string
 }
 
@@ -71,7 +72,7 @@ func (f *fileDec) fields(n *yaml.Node, what, step string, known ...string) (*fie
 	if !ok {
 		return nil, false
 	}
-	fs := &fieldSet{f: f, n: n, byKey: make(map[string]pair, len(ps))}
+	fs := &fieldSet{f: f, n: n, pairs: ps[:0], order: make([]string, 0, len(ps))}
 	for _, p := range ps {
 		if !contains(known, p.key) {
 			hint := suggest(p.key, known)
@@ -81,29 +82,34 @@ func (f *fileDec) fields(n *yaml.Node, what, step string, known ...string) (*fie
 			f.errorf(p.k, step, "unknown field %q in %s%s", p.key, what, hint)
 			continue
 		}
-		if _, dup := fs.byKey[p.key]; !dup {
+		if !contains(fs.order, p.key) {
 			fs.order = append(fs.order, p.key)
 		}
-		fs.byKey[p.key] = p
+		fs.pairs = append(fs.pairs, p)
 	}
 	return fs, true
 }
 
-func (fs *fieldSet) get(key string) *yaml.Node {
-	if p, ok := fs.byKey[key]; ok {
-		return p.v
+func (fs *fieldSet) find(key string) (pair, bool) {
+	for i := len(fs.pairs) - 1; i >= 0; i-- {
+		if fs.pairs[i].key == key {
+			return fs.pairs[i], true
+		}
 	}
-	return nil
+	return pair{}, false
+}
+
+func (fs *fieldSet) get(key string) *yaml.Node {
+	p, _ := fs.find(key)
+	return p.v
 }
 
 func (fs *fieldSet) key(key string) *yaml.Node {
-	if p, ok := fs.byKey[key]; ok {
-		return p.k
-	}
-	return nil
+	p, _ := fs.find(key)
+	return p.k
 }
 
-func (fs *fieldSet) has(key string) bool { _, ok := fs.byKey[key]; return ok }
+func (fs *fieldSet) has(key string) bool { _, ok := fs.find(key); return ok }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

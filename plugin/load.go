@@ -7,9 +7,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -168,11 +171,15 @@ func (l *loader) loadManifest(text []byte) {
 			p.Shared = decodeShared(f, n, f.file(), l.env)
 		}
 	}
+	// Tool files are fetched in order (the size budget is shared), then parsed and decoded in
+	// parallel: each has its own Env layer and diagnostics.
 	seen := map[string]string{}
+	jobs := make([]toolJob, 0, len(m.Tools))
 	for _, ref := range m.Tools {
-		var t *Tool
+		job := toolJob{ref: ref, d: &diagList{}}
 		if ref.File == "" {
-			t, _ = decodeTool(l.fm, ref.Name, raw.inlineTools[ref.Name], l.env, p.Shared, false)
+			job.node = raw.inlineTools[ref.Name]
+			job.f = &fileDec{src: l.fm.src, d: job.d}
 		} else {
 			if clean, err := checkRelPath(ref.File); err == nil {
 				if other, dup := seen[clean]; dup {
@@ -181,13 +188,33 @@ func (l *loader) loadManifest(text []byte) {
 				}
 				seen[clean] = ref.Name
 			}
-			f, n := l.yamlFile(ref.File, "tools."+ref.Name+".file")
-			if n == nil {
+			name, b := l.fetchFile(ref.File, "tools."+ref.Name+".file")
+			if b == nil {
 				continue
 			}
-			t, _ = decodeTool(f, ref.Name, n, l.env, p.Shared, false)
+			job.name, job.text = name, b
 		}
-		p.Tools = append(p.Tools, t)
+		jobs = append(jobs, job)
+	}
+	runParallel(len(jobs), func(i int) {
+		job := &jobs[i]
+		if job.f == nil {
+			src := newSource(job.name, job.text)
+			root, ok := parseYAML(src, job.text, job.d)
+			if !ok {
+				return
+			}
+			job.f, job.node = &fileDec{src: src, d: job.d}, root
+		}
+		job.tool, _ = decodeTool(job.f, job.ref.Name, job.node, l.env, p.Shared, false)
+	})
+	for _, job := range jobs {
+		for _, d := range job.d.ds {
+			l.d.add(d)
+		}
+		if job.tool != nil {
+			p.Tools = append(p.Tools, job.tool)
+		}
 	}
 	for _, ref := range m.Widgets {
 		l.rawFile(ref.File, "widgets."+ref.Name)
@@ -268,6 +295,9 @@ func decodeServer(f *fileDec, n *yaml.Node, env *expr.Env, shared *Shared, pos P
 		for _, p := range ps {
 			pos["server.functions."+p.key] = f.pos(p.k)
 			t, tfs := decodeTool(f, p.key, p.v, env, shared, true)
+			if t == nil {
+				continue
+			}
 			sf := &ServerFunction{Tool: t, Access: "user"}
 			if tfs != nil {
 				if y := tfs.get("access"); y != nil {
@@ -301,4 +331,42 @@ func ContentHash(files map[string][]byte) string {
 		h.Write(files[n])
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// toolJob is one tool to parse and decode.
+type toolJob struct {
+	ref  *ToolRef
+	name string // the tool file, "" for an inline tool
+	text []byte
+	node *yaml.Node
+	f    *fileDec
+	d    *diagList
+	tool *Tool
+}
+
+// runParallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines and waits for them.
+func runParallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

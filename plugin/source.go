@@ -143,6 +143,9 @@ func alignScalar(raw []byte, start int, style yaml.Style, value string, target i
 	}
 	v := 0
 	for {
+		if v == len(value) && target == v {
+			return r
+		}
 		// Skip what the scanner dropped before the next value character.
 		var vr rune = -1
 		vn := 0

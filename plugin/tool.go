@@ -97,8 +97,7 @@ func decodeTool(f *fileDec, name string, n *yaml.Node, env *expr.Env, shared *Sh
 	fs, ok := f.fields(n, what, "", known...)
 	t.Pos[""] = f.pos(n)
 	if !ok {
-		t.AllConstants = overlay(shared.Constants, t.Constants)
-		return t, nil
+		return nil, nil
 	}
 	for _, k := range fs.order {
 		t.Pos[k] = f.pos(fs.get(k))
@@ -346,20 +345,16 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 		return nil
 	}
 	ps, _ := f.mapping(n, base, "")
-	present := map[string]bool{}
-	for _, p := range ps {
-		present[p.key] = true
-	}
 	var kind StepKind
 	for _, k := range kindOrder {
-		if present[stepKeys[k][0]] {
+		if findVal(ps, stepKeys[k][0]) != nil {
 			kind = k
 			break
 		}
 	}
-	s := &Step{Kind: kind, File: f.file(), Pos: f.pos(n), Concurrency: 1, pos: Positions{}}
+	s := &Step{Kind: kind, File: f.file(), Pos: f.pos(n), Concurrency: 1, pos: make([]keyPos, 0, len(ps)+1)}
 	for _, p := range ps {
-		s.pos[p.key] = f.pos(p.v)
+		s.setPos(p.key, f.pos(p.v))
 	}
 	if x := findVal(ps, "let"); x != nil {
 		if name, ok := f.str(x, "let", base); ok {
@@ -391,7 +386,7 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 		return nil
 	}
 	allowed := stepKeys[kind]
-	byKey := map[string]*yaml.Node{}
+	byKey := nodeMap(make([]pair, 0, len(ps)))
 	for _, p := range ps {
 		if !contains(allowed, p.key) {
 			if contains(allStepKeys, p.key) {
@@ -411,42 +406,42 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 			}
 			continue
 		}
-		byKey[p.key] = p.v
+		byKey = append(byKey, p)
 	}
 	sub := func(key, name string) []*Step {
-		if x := byKey[key]; x != nil {
+		if x := byKey.get(key); x != nil {
 			return decodeSteps(f, x, base+"."+name, env, depth+1)
 		}
 		return nil
 	}
-	if x := byKey["as"]; x != nil {
+	if x := byKey.get("as"); x != nil {
 		s.As, _ = f.str(x, "as", step)
 	}
 	switch kind {
 	case StepValue:
-		s.Value = f.exprField(byKey["value"], "value", step, env)
+		s.Value = f.exprField(byKey.get("value"), "value", step, env)
 	case StepRequest:
-		s.Request = decodeRequest(f, byKey["request"], "request", step, env, s)
+		s.Request = decodeRequest(f, byKey.get("request"), "request", step, env, s)
 	case StepEach:
-		s.Each = f.exprField(byKey["each"], "each", step, env)
-		if x := byKey["concurrency"]; x != nil {
+		s.Each = f.exprField(byKey.get("each"), "each", step, env)
+		if x := byKey.get("concurrency"); x != nil {
 			s.Concurrency, _ = f.integer(x, "concurrency", step)
 		}
-		if x := byKey["request"]; x != nil {
+		if x := byKey.get("request"); x != nil {
 			s.Request = decodeRequest(f, x, "request", step, env, s)
 		}
-		if x := byKey["value"]; x != nil {
+		if x := byKey.get("value"); x != nil {
 			s.Value = f.exprField(x, "value", step, env)
 		}
-		if x := byKey["steps"]; x != nil {
+		if x := byKey.get("steps"); x != nil {
 			s.Steps = sub("steps", "steps")
 		}
-		if x := byKey["return"]; x != nil {
+		if x := byKey.get("return"); x != nil {
 			s.Return = f.exprField(x, "return", step, env)
 		}
 		bodies := 0
 		for _, k := range []string{"request", "value", "steps"} {
-			if byKey[k] != nil {
+			if byKey.get(k) != nil {
 				bodies++
 			}
 		}
@@ -456,26 +451,26 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 		case bodies > 1:
 			f.errorf(n, step, "each takes one body: request, value, or steps (with an optional return)")
 		}
-		if byKey["return"] != nil && byKey["steps"] == nil {
+		if byKey.get("return") != nil && byKey.get("steps") == nil {
 			f.errorf(findKey(ps, "return"), step, "return in an each step goes with steps")
 		}
 	case StepPaginate:
-		s.Paginate = decodePaginate(f, byKey["paginate"], step, env, s)
+		s.Paginate = decodePaginate(f, byKey.get("paginate"), step, env, s)
 	case StepExtract:
-		s.Extract = decodeExtract(f, byKey["extract"], step, env, s)
-		if x := byKey["limit"]; x != nil {
+		s.Extract = decodeExtract(f, byKey.get("extract"), step, env, s)
+		if x := byKey.get("limit"); x != nil {
 			s.Limit, _ = f.integer(x, "limit", step)
 		}
 	case StepIf:
-		s.If = f.exprField(byKey["if"], "if", step, env)
+		s.If = f.exprField(byKey.get("if"), "if", step, env)
 		s.Then = sub("then", "then")
 		s.Else = sub("else", "else")
-		if byKey["then"] == nil {
+		if byKey.get("then") == nil {
 			f.errorf(n, step, "if needs then")
 		}
 	case StepCheck:
-		s.Check = f.exprField(byKey["check"], "check", step, env)
-		if x := byKey["error"]; x != nil {
+		s.Check = f.exprField(byKey.get("check"), "check", step, env)
+		if x := byKey.get("error"); x != nil {
 			s.Error = f.templateField(x, "error", step, env)
 		} else {
 			f.errorf(n, step, "check needs error: the message when the condition is false")
@@ -483,62 +478,62 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 	case StepTry:
 		s.Try = sub("try", "try")
 		s.Catch = sub("catch", "catch")
-		if byKey["catch"] == nil {
+		if byKey.get("catch") == nil {
 			f.errorf(n, step, "try needs catch")
 		}
 	case StepKV:
-		if op, ok := f.str(byKey["kv"], "kv", step); ok {
+		if op, ok := f.str(byKey.get("kv"), "kv", step); ok {
 			s.KV = op
 			if op != "get" && op != "set" && op != "delete" {
-				f.errorf(byKey["kv"], step, "kv must be get, set or delete, not %q", op)
+				f.errorf(byKey.get("kv"), step, "kv must be get, set or delete, not %q", op)
 			}
 		}
-		if x := byKey["key"]; x != nil {
+		if x := byKey.get("key"); x != nil {
 			s.Key = f.templateField(x, "key", step, env)
 		} else {
 			f.errorf(n, step, "kv needs key")
 		}
-		if x := byKey["value"]; x != nil {
+		if x := byKey.get("value"); x != nil {
 			s.Value = f.exprField(x, "value", step, env)
 		}
-		if x := byKey["ttl"]; x != nil {
+		if x := byKey.get("ttl"); x != nil {
 			s.TTL, _ = f.duration(x, "ttl", step)
 		}
 		switch s.KV {
 		case "set":
-			if byKey["value"] == nil {
+			if byKey.get("value") == nil {
 				f.errorf(n, step, "kv: set needs value")
 			}
 		case "get", "delete":
-			if x := byKey["value"]; x != nil {
+			if x := byKey.get("value"); x != nil {
 				f.errorf(findKey(ps, "value"), step, "kv: %s takes no value", s.KV)
 			}
-			if x := byKey["ttl"]; x != nil {
+			if x := byKey.get("ttl"); x != nil {
 				f.errorf(findKey(ps, "ttl"), step, "kv: %s takes no ttl", s.KV)
 			}
 		}
 	case StepCache:
-		s.Cache = decodeCache(f, byKey["cache"], step, env)
+		s.Cache = decodeCache(f, byKey.get("cache"), step, env)
 		s.Steps = sub("steps", "steps")
-		if x := byKey["return"]; x != nil {
+		if x := byKey.get("return"); x != nil {
 			s.Return = f.exprField(x, "return", step, env)
 		}
-		if byKey["steps"] == nil {
+		if byKey.get("steps") == nil {
 			f.errorf(n, step, "cache needs steps: the steps whose value it caches")
 		}
 	case StepCall:
-		if name, ok := f.str(byKey["call"], "call", step); ok {
+		if name, ok := f.str(byKey.get("call"), "call", step); ok {
 			s.Call = name
 		}
-		if x := byKey["input"]; x != nil {
+		if x := byKey.get("input"); x != nil {
 			s.Input = f.exprField(x, "input", step, env)
 		}
 	case StepAbility:
-		if name, ok := f.str(byKey["ability"], "ability", step); ok {
+		if name, ok := f.str(byKey.get("ability"), "ability", step); ok {
 			s.Ability = name
 			s.Group, s.Op, _ = strings.Cut(name, ".")
 		}
-		if x := byKey["args"]; x != nil {
+		if x := byKey.get("args"); x != nil {
 			s.Args = f.exprField(x, "args", step, env)
 		}
 	}
@@ -624,7 +619,7 @@ func decodeRequest(f *fileDec, n *yaml.Node, what, step string, env *expr.Env, s
 		r.Timeout, _ = f.duration(x, what+".timeout", step)
 	}
 	if x := fs.get("as"); x != nil && s != nil {
-		s.pos["as"] = f.pos(x)
+		s.setPos("as", f.pos(x))
 		if s.As != "" {
 			f.errorf(fs.key("as"), step, "as is written twice (in the step and in %s)", what)
 		}
@@ -672,7 +667,7 @@ func decodeExtract(f *fileDec, n *yaml.Node, step string, env *expr.Env, s *Step
 		f.errorf(n, step, "extract needs from: the HTML to read")
 	}
 	if x := fs.get("each"); x != nil {
-		s.pos["extract.each"] = f.pos(x)
+		s.setPos("extract.each", f.pos(x))
 		e.Each, _ = f.str(x, "extract.each", step)
 	} else {
 		f.errorf(n, step, "extract needs each: a CSS selector for the items")
@@ -756,4 +751,16 @@ func article(k StepKind) string {
 		return "an " + k.String()
 	}
 	return "a " + k.String()
+}
+
+// nodeMap is a step's accepted keys; a handful, so a slice beats a map.
+type nodeMap []pair
+
+func (m nodeMap) get(key string) *yaml.Node {
+	for i := len(m) - 1; i >= 0; i-- {
+		if m[i].key == key {
+			return m[i].v
+		}
+	}
+	return nil
 }

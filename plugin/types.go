@@ -421,16 +421,25 @@ type Step struct {
 	Op      string
 	Args    *ExprField
 
-	pos Positions // of each key's value ("as", "extract.each")
+	pos []keyPos // of each key's value ("as", "extract.each")
+}
+
+type keyPos struct {
+	key string
+	pos expr.Pos
 }
 
 // at returns the position of the value of key in the step, or the step's position.
 func (s *Step) at(key string) expr.Pos {
-	if p, ok := s.pos[key]; ok {
-		return p
+	for i := len(s.pos) - 1; i >= 0; i-- {
+		if s.pos[i].key == key {
+			return s.pos[i].pos
+		}
 	}
 	return s.Pos
 }
+
+func (s *Step) setPos(key string, p expr.Pos) { s.pos = append(s.pos, keyPos{key, p}) }
 
 // Request is a request step's `request:` (SPEC-DECISIONS §6): either Campus plus a path in URL,
 // or an absolute https URL on a network host. Query, Headers and Form are objects whose values

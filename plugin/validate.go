@@ -619,55 +619,71 @@ func measure(typ string, v any) (float64, bool) {
 
 // scope is the set of names a step may use besides the tool's base names: lets bound so far
 // (name → the step that bound it) and names the language binds in this place (item, error …).
+// Scopes form a chain: a branch or body is a child that sees its parents' names; copying is
+// free, so checking stays linear in the number of steps.
 type scope struct {
-	bound map[string]string
-	extra map[string]bool
+	parent *scope
+	bound  map[string]string
+	extra  []string
 }
 
-func newScope() scope { return scope{bound: map[string]string{}, extra: map[string]bool{}} }
+func newScope() *scope { return &scope{} }
 
-func (s scope) copy() scope {
-	b := make(map[string]string, len(s.bound))
-	for k, v := range s.bound {
-		b[k] = v
+// child returns a scope that sees s's names and binds its own.
+func (s *scope) child(extra ...string) *scope { return &scope{parent: s, extra: extra} }
+
+// lookup returns where name was bound (or "here" for a language name) and whether it is in
+// scope.
+func (s *scope) lookup(name string) (string, bool) {
+	for x := s; x != nil; x = x.parent {
+		if where, ok := x.bound[name]; ok {
+			return where, true
+		}
+		for _, e := range x.extra {
+			if e == name {
+				return "", true
+			}
+		}
 	}
-	e := make(map[string]bool, len(s.extra))
-	for k, v := range s.extra {
-		e[k] = v
-	}
-	return scope{bound: b, extra: e}
+	return "", false
 }
 
-func (s scope) with(names ...string) scope {
-	c := s.copy()
-	for _, n := range names {
-		c.extra[n] = true
+func (s *scope) isExtra(name string) bool {
+	for x := s; x != nil; x = x.parent {
+		if contains(x.extra, name) {
+			return true
+		}
 	}
-	return c
+	return false
 }
 
-// union adds the names bound in branch (a copy of s made before the branch) to s.
-func (s scope) union(branch scope) {
+func (s *scope) bind(name, where string) {
+	if s.bound == nil {
+		s.bound = map[string]string{}
+	}
+	s.bound[name] = where
+}
+
+// union adds the names bound in branch (a child of s) to s.
+func (s *scope) union(branch *scope) {
 	for k, v := range branch.bound {
-		if _, ok := s.bound[k]; !ok {
-			s.bound[k] = v
+		if _, ok := s.lookup(k); !ok {
+			s.bind(k, v)
 		}
 	}
 }
 
-func (v *validator) inScope(tc *toolCtx, sc scope) func(string) bool {
+func (v *validator) inScope(tc *toolCtx, sc *scope) func(string) bool {
 	return func(name string) bool {
 		if _, ok := tc.base[name]; ok {
 			return true
 		}
-		if _, ok := sc.bound[name]; ok {
-			return true
-		}
-		return sc.extra[name]
+		_, ok := sc.lookup(name)
+		return ok
 	}
 }
 
-func (v *validator) checkExpr(tc *toolCtx, f *ExprField, step, what string, sc scope) {
+func (v *validator) checkExpr(tc *toolCtx, f *ExprField, step, what string, sc *scope) {
 	if f == nil || f.Expr == nil {
 		return
 	}
@@ -676,7 +692,7 @@ func (v *validator) checkExpr(tc *toolCtx, f *ExprField, step, what string, sc s
 	}
 }
 
-func (v *validator) checkTemplate(tc *toolCtx, f *TemplateField, step, what string, sc scope) {
+func (v *validator) checkTemplate(tc *toolCtx, f *TemplateField, step, what string, sc *scope) {
 	if f == nil || f.Tmpl == nil {
 		return
 	}
@@ -686,7 +702,7 @@ func (v *validator) checkTemplate(tc *toolCtx, f *TemplateField, step, what stri
 }
 
 // steps checks a list of steps in order and returns the scope after them.
-func (v *validator) steps(tc *toolCtx, steps []*Step, sc scope) scope {
+func (v *validator) steps(tc *toolCtx, steps []*Step, sc *scope) *scope {
 	for _, s := range steps {
 		sc = v.step(tc, s, sc)
 	}
@@ -698,7 +714,7 @@ var needsLet = map[StepKind]bool{
 	StepValue: true, StepRequest: true, StepEach: true, StepPaginate: true, StepExtract: true, StepCache: true,
 }
 
-func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
+func (v *validator) step(tc *toolCtx, s *Step, sc *scope) *scope {
 	t, path := tc.t, s.Path
 	errf := func(format string, args ...any) { v.terrAt(t, s.Pos, path, format, args...) }
 	if needsLet[s.Kind] && s.Let == "" {
@@ -722,19 +738,19 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 		if s.Concurrency < 1 || s.Concurrency > MaxConcurrency {
 			v.terrAt(t, s.at("concurrency"), path, "concurrency must be 1 to %d, not %d", MaxConcurrency, s.Concurrency)
 		}
-		body := sc.with("item", "index")
+		body := sc.child("item", "index")
 		if s.Request != nil {
 			v.request(tc, s, s.Request, "request", body)
 		}
 		v.checkExpr(tc, s.Value, path, "value", body)
 		if len(s.Steps) > 0 {
-			inner := v.steps(tc, s.Steps, body.copy())
+			inner := v.steps(tc, s.Steps, body.child())
 			v.checkExpr(tc, s.Return, path, "return", inner)
 		}
 	case StepPaginate:
 		if pg := s.Paginate; pg != nil {
 			v.request(tc, s, pg.Request, "paginate.request", sc)
-			pageScope := sc.with("page", "pageIndex", "items")
+			pageScope := sc.child("page", "pageIndex", "items")
 			v.checkExpr(tc, pg.Next, path, "paginate.next", pageScope)
 			v.checkExpr(tc, pg.Items, path, "paginate.items", pageScope)
 			if pg.Max < 1 || pg.Max > MaxPages {
@@ -751,16 +767,16 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 		}
 	case StepIf:
 		v.checkExpr(tc, s.If, path, "if", sc)
-		thenScope := v.steps(tc, s.Then, sc.copy())
-		elseScope := v.steps(tc, s.Else, sc.copy())
+		thenScope := v.steps(tc, s.Then, sc.child())
+		elseScope := v.steps(tc, s.Else, sc.child())
 		sc.union(thenScope)
 		sc.union(elseScope)
 	case StepCheck:
 		v.checkExpr(tc, s.Check, path, "check", sc)
 		v.checkTemplate(tc, s.Error, path, "error", sc)
 	case StepTry:
-		tryScope := v.steps(tc, s.Try, sc.copy())
-		catchScope := v.steps(tc, s.Catch, sc.with("error"))
+		tryScope := v.steps(tc, s.Try, sc.child())
+		catchScope := v.steps(tc, s.Catch, sc.child("error"))
 		sc.union(tryScope)
 		sc.union(catchScope)
 	case StepKV:
@@ -770,7 +786,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 		if c := s.Cache; c != nil {
 			v.checkTemplate(tc, c.Key, path, "cache.key", sc)
 		}
-		inner := v.steps(tc, s.Steps, sc.copy())
+		inner := v.steps(tc, s.Steps, sc.child())
 		v.checkExpr(tc, s.Return, path, "return", inner)
 	case StepCall:
 		v.checkExpr(tc, s.Input, path, "input", sc)
@@ -790,14 +806,14 @@ func (v *validator) step(tc *toolCtx, s *Step, sc scope) scope {
 }
 
 // bind adds a step's let to the scope, refusing names that are taken (SPEC-DECISIONS §4).
-func (v *validator) bind(tc *toolCtx, s *Step, sc scope) {
+func (v *validator) bind(tc *toolCtx, s *Step, sc *scope) {
 	name := s.Let
 	errf := func(format string, args ...any) { v.terrAt(tc.t, s.Pos, s.Path, format, args...) }
 	switch {
 	case !identRe.MatchString(name) || reservedWords[name]:
 		errf("let %q is not a valid name (letters, digits, _ and $, not a keyword)", name)
 		return
-	case sc.extra[name]:
+	case sc.isExtra(name):
 		errf("let %s would hide %s, which the language binds here; choose another name", name, name)
 		return
 	}
@@ -805,19 +821,19 @@ func (v *validator) bind(tc *toolCtx, s *Step, sc scope) {
 		errf("let %s: %s is already %s; choose another name", name, name, what)
 		return
 	}
-	if where, ok := sc.bound[name]; ok {
+	if where, ok := sc.lookup(name); ok && where != "" {
 		errf("let %s: %s is already bound by %s (a name may be bound once, except in then/else and try/catch)", name, name, where)
 		return
 	}
 	if v.builtins[name] {
 		v.d.warnf(tc.t.File, s.Pos, s.Path, "let %s hides the standard-library function %s", name, name)
 	}
-	sc.bound[name] = s.Path
+	sc.bind(name, s.Path)
 }
 
 // request checks a request's templates and, where they are literal, its URL against campus and
 // network (SPEC-DECISIONS §6).
-func (v *validator) request(tc *toolCtx, s *Step, r *Request, what string, sc scope) {
+func (v *validator) request(tc *toolCtx, s *Step, r *Request, what string, sc *scope) {
 	if r == nil {
 		return
 	}
@@ -977,6 +993,8 @@ func (v *validator) calls() {
 		for _, s := range v.toolCalls[t] {
 			callee := byName[s.Call]
 			switch {
+			case callee == nil && findRef(v.m.Tools, s.Call) != nil:
+				// The callee did not load; the loader said why.
 			case callee == nil:
 				names := make([]string, 0, len(byName))
 				for _, x := range v.p.Tools {

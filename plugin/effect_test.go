@@ -1,0 +1,122 @@
+package plugin
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEffectAtLeast(t *testing.T) {
+	// want[i][j]: Effects[i].AtLeast(Effects[j]), rows and columns read, write, money, public.
+	want := [4][4]bool{
+		{true, false, false, false},
+		{true, true, false, false},
+		{true, true, true, false},
+		{true, true, false, true},
+	}
+	for i, a := range Effects {
+		for j, b := range Effects {
+			if got := a.AtLeast(b); got != want[i][j] {
+				t.Errorf("%s.AtLeast(%s) = %v, want %v", a, b, got, want[i][j])
+			}
+		}
+		if a.AtLeast(0) || Effect(0).AtLeast(a) || Effect(9).AtLeast(EffectRead) {
+			t.Errorf("invalid effects compare with %s", a)
+		}
+	}
+}
+
+func TestParseEffect(t *testing.T) {
+	for _, e := range Effects {
+		got, err := ParseEffect(e.String())
+		if err != nil || got != e {
+			t.Errorf("ParseEffect(%q) = %v, %v", e.String(), got, err)
+		}
+		b, _ := e.MarshalText()
+		var back Effect
+		if err := back.UnmarshalText(b); err != nil || back != e {
+			t.Errorf("text round trip of %s gave %s, %v", e, back, err)
+		}
+	}
+	for _, s := range []string{"", "Read", "delete", "read "} {
+		if _, err := ParseEffect(s); err == nil || !strings.Contains(err.Error(), "use read, write, money or public") {
+			t.Errorf("ParseEffect(%q) error = %v", s, err)
+		}
+	}
+	if got := Effect(7).String(); got != "effect(7)" {
+		t.Errorf("Effect(7).String() = %q", got)
+	}
+	if _, err := Effect(0).MarshalText(); err == nil {
+		t.Error("MarshalText of the zero effect succeeded")
+	}
+}
+
+// TestAbilityCatalogue pins the seed's "Host abilities" table: every group, op and effect.
+func TestAbilityCatalogue(t *testing.T) {
+	var got []string
+	for _, a := range Abilities {
+		for _, o := range a.Ops {
+			if o.Group != a.Group {
+				t.Errorf("%s listed under %s", o.Name(), a.Group)
+			}
+			got = append(got, o.Name()+"="+o.Effect.String())
+		}
+	}
+	want := "verify.treehole=read verify.treeholeSendCode=write otp.code=read todos.list=read todos.add=write " +
+		"todos.update=write todos.setDone=write todos.remove=write timetable.get=read timetable.upsert=write " +
+		"timetable.remove=write scheduler.list=read scheduler.create=write scheduler.update=write " +
+		"scheduler.remove=write browser.open=read campusPage.open=read sms.awaitCode=read files.pick=read " +
+		"crypto.sha256=read cloud.call=read"
+	if strings.Join(got, " ") != want {
+		t.Errorf("catalogue\n  %s\nwant\n  %s", strings.Join(got, " "), want)
+	}
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"todos.add", true}, {"todos", false}, {"todos.fly", false}, {"weather.get", false}, {"", false}} {
+		op, ok := LookupAbility(tc.name)
+		if ok != tc.ok || (ok && op.Name() != tc.name) {
+			t.Errorf("LookupAbility(%q) = %v, %v", tc.name, op, ok)
+		}
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	network := []string{"portal.pku.edu.cn", "*.example.com"}
+	for host, want := range map[string]bool{
+		"portal.pku.edu.cn":   true,
+		"PORTAL.pku.edu.cn.":  true,
+		"x.portal.pku.edu.cn": false,
+		"a.example.com":       true,
+		"a.b.example.com":     true,
+		"example.com":         false,
+		"badexample.com":      false,
+		"example.com.evil":    false,
+	} {
+		if got := HostAllowed(host, network); got != want {
+			t.Errorf("HostAllowed(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestDiagnosticFormat(t *testing.T) {
+	d := Diagnostic{File: "tools/a.yaml", Line: 2, Col: 12, Step: "steps[0] (let x)", Msg: "value: unknown name 'y'"}
+	if got, want := d.String(), "tools/a.yaml:2:12: steps[0] (let x): value: unknown name 'y'"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	w := Diagnostic{File: "PLUGIN.md", Line: 1, Col: 1, Severity: SeverityWarning, Msg: "m"}
+	if got, want := w.String(), "PLUGIN.md:1:1: warning: m"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	src := []byte("steps:\n\t- let: x\n    value: y + 1\n")
+	got := FormatDiagnostic(Diagnostic{File: "a.yaml", Line: 3, Col: 12, Msg: "bad"}, src)
+	want := "a.yaml:3:12: bad\n        value: y + 1\n               ^"
+	if got != want {
+		t.Errorf("FormatDiagnostic =\n%s\nwant\n%s", got, want)
+	}
+	if got := FormatDiagnostic(Diagnostic{File: "a.yaml", Line: 9, Col: 1, Msg: "bad"}, src); got != "a.yaml:9:1: bad" {
+		t.Errorf("line out of range: %q", got)
+	}
+	if HasErrors([]Diagnostic{w}) || !HasErrors([]Diagnostic{w, d}) {
+		t.Error("HasErrors")
+	}
+}

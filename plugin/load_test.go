@@ -1,0 +1,361 @@
+package plugin
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A small valid plugin whose frontmatter names a tool, a shared file and a widget; the folder
+// also holds files the loader must never read.
+var roomsFiles = map[string]string{
+	"PLUGIN.md": `---
+spec: 1
+id: rooms
+name: 教室
+description: 各教学楼的空闲教室。
+version: 1.0.0
+author: alice
+network: [portal.pku.edu.cn]
+shared: shared.yaml
+tools:
+  free: tools/free.yaml
+widgets:
+  overview: widgets/overview.json
+dataSources:
+  overview: { tool: free, ttl: 30m }
+i18n:
+  en:
+    name: Rooms
+    description: Free rooms in each building.
+    tools: { free: { title: Free rooms } }
+---
+Use rooms__free.
+`,
+	"shared.yaml": "constants:\n  BUILDING: 二教\nfunctions:\n  clean: \"(s) => trim(s)\"\n",
+	"tools/free.yaml": `title: 空闲教室
+description: Free rooms.
+effect: read
+steps:
+  - let: page
+    request: { url: 'https://portal.pku.edu.cn/q?b=${BUILDING}' }
+return: "page.rows.map(r => clean(r.room))"
+`,
+	"widgets/overview.json": `{ "ui": 1, "kind": "widget", "title": "空闲教室", "description": "Free rooms.",
+  "i18n": { "en": { "title": "Free rooms" } },
+  "data": { "rooms": { "source": "overview" } },
+  "root": { "type": "Text", "text": "${data.rooms.length}" } }
+`,
+	"tests/free.yaml":   "tool: free\n",
+	"README.md":         "# rooms\n",
+	"tools/unused.yaml": "not: named\n",
+}
+
+// recordingFetcher serves a MapFetcher and records every name asked for.
+type recordingFetcher struct {
+	mu    sync.Mutex
+	files MapFetcher
+	asked []string
+}
+
+func (r *recordingFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, error) {
+	r.mu.Lock()
+	r.asked = append(r.asked, name)
+	r.mu.Unlock()
+	return r.files.Fetch(ctx, name, max)
+}
+
+func filesAt(base string, files map[string]string) MapFetcher {
+	m := MapFetcher{}
+	for name, text := range files {
+		m[base+name] = []byte(text)
+	}
+	return m
+}
+
+func loadedNames(p *Plugin) []string {
+	var names []string
+	for n := range p.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestLoadLinkForms loads the same plugin through every link form of the seed's table and checks
+// that exactly the files the frontmatter names were fetched, from the right URLs.
+func TestLoadLinkForms(t *testing.T) {
+	folder := "https://raw.githubusercontent.com/alice/plugins/main/rooms/"
+	root := "https://raw.githubusercontent.com/alice/rooms/HEAD/"
+	own := "https://plugins.example.org/v1/rooms/"
+	all := MapFetcher{}
+	for _, base := range []string{folder, root, own} {
+		for k, v := range filesAt(base, roomsFiles) {
+			all[k] = v
+		}
+	}
+	tests := []struct{ name, link, base string }{
+		{"github folder", "https://github.com/alice/plugins/tree/main/rooms", folder},
+		{"github repository root", "https://github.com/alice/rooms", root},
+		{"github file", "https://github.com/alice/plugins/blob/main/rooms/PLUGIN.md", folder},
+		{"any https URL", own + "PLUGIN.md", own},
+		{"deep link", "pkuharness://plugin?src=" + url.QueryEscape("https://github.com/alice/plugins/tree/main/rooms"), folder},
+	}
+	wantFiles := []string{"PLUGIN.md", "shared.yaml", "tools/free.yaml", "widgets/overview.json"}
+	var hash string
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &recordingFetcher{files: all}
+			p, ds, err := Load(context.Background(), f, tc.link)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range ds {
+				t.Errorf("unexpected diagnostic: %s", d)
+			}
+			if p.Manifest.ID != "rooms" || p.Tool("free") == nil || p.Source != tc.link {
+				t.Fatalf("loaded id %q, source %q", p.Manifest.ID, p.Source)
+			}
+			if got := loadedNames(p); strings.Join(got, ",") != strings.Join(wantFiles, ",") {
+				t.Errorf("loaded %v, want %v", got, wantFiles)
+			}
+			var want []string
+			for _, n := range wantFiles {
+				want = append(want, tc.base+n)
+			}
+			sort.Strings(f.asked)
+			sort.Strings(want)
+			if strings.Join(f.asked, "\n") != strings.Join(want, "\n") {
+				t.Errorf("fetched\n  %s\nwant\n  %s", strings.Join(f.asked, "\n  "), strings.Join(want, "\n  "))
+			}
+			if hash == "" {
+				hash = p.Hash
+			} else if p.Hash != hash {
+				t.Errorf("hash %s differs from the first form's %s", p.Hash, hash)
+			}
+		})
+	}
+}
+
+func TestLoadDir(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range roomsFiles {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, ds, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	if p.Dir != dir || p.Instructions != "Use rooms__free." {
+		t.Errorf("Dir %q, Instructions %q", p.Dir, p.Instructions)
+	}
+	// The same files through a map give the same hash.
+	m := map[string][]byte{}
+	for _, n := range []string{"PLUGIN.md", "shared.yaml", "tools/free.yaml", "widgets/overview.json"} {
+		m[n] = []byte(roomsFiles[n])
+	}
+	q, _, err := LoadFiles(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Hash != p.Hash {
+		t.Errorf("LoadFiles hash %s != LoadDir hash %s", q.Hash, p.Hash)
+	}
+	if _, _, err := LoadDir(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "cannot read PLUGIN.md") {
+		t.Errorf("LoadDir(missing) error = %v", err)
+	}
+}
+
+// TestDirFetcherStaysInside checks that a symlink out of the plugin folder is not followed.
+func TestDirFetcherStaysInside(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.yaml")
+	if err := os.WriteFile(secret, []byte("title: secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(secret, filepath.Join(dir, "link.yaml")); err != nil {
+		t.Skip("symlinks unavailable:", err)
+	}
+	if _, err := DirFetcher(dir).Fetch(context.Background(), "link.yaml", 1000); err == nil {
+		t.Fatal("DirFetcher followed a symlink out of the folder")
+	}
+	if _, err := DirFetcher(dir).Fetch(context.Background(), "../x", 1000); err == nil {
+		t.Fatal("DirFetcher accepted ../x")
+	}
+}
+
+func TestContentHash(t *testing.T) {
+	a := map[string][]byte{"PLUGIN.md": []byte("x"), "tools/a.yaml": []byte("y")}
+	h := ContentHash(a)
+	if !strings.HasPrefix(h, "sha256:") || len(h) != len("sha256:")+64 {
+		t.Fatalf("hash %q", h)
+	}
+	if ContentHash(map[string][]byte{"tools/a.yaml": []byte("y"), "PLUGIN.md": []byte("x")}) != h {
+		t.Error("hash depends on map order")
+	}
+	for name, m := range map[string]map[string][]byte{
+		"content": {"PLUGIN.md": []byte("x"), "tools/a.yaml": []byte("z")},
+		"rename":  {"PLUGIN.md": []byte("x"), "tools/b.yaml": []byte("y")},
+		"shift":   {"PLUGIN.md": []byte("xy"), "tools/a.yaml": []byte("")},
+		"extra":   {"PLUGIN.md": []byte("x"), "tools/a.yaml": []byte("y"), "w.json": nil},
+	} {
+		if ContentHash(m) == h {
+			t.Errorf("%s: hash unchanged", name)
+		}
+	}
+}
+
+// tlsServer serves files over https on loopback; paths listed in slow wait before answering.
+func tlsServer(t *testing.T, files map[string]string, slow map[string]bool) *httptest.Server {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect/PLUGIN.md" {
+			http.Redirect(w, r, "http://"+r.Host+"/p/PLUGIN.md", http.StatusFound)
+			return
+		}
+		if slow[r.URL.Path] {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		text, ok := files[strings.TrimPrefix(r.URL.Path, "/p/")]
+		if !ok || !strings.HasPrefix(r.URL.Path, "/p/") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(text))
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestLoadHTTPS(t *testing.T) {
+	files := map[string]string{}
+	for k, v := range roomsFiles {
+		files[k] = v
+	}
+	srv := tlsServer(t, files, nil)
+	f := &HTTPFetcher{Client: srv.Client()}
+	p, ds, err := Load(context.Background(), f, srv.URL+"/p/PLUGIN.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 0 || p.Tool("free") == nil {
+		t.Fatalf("diagnostics %v", ds)
+	}
+
+	// A missing tool file is a diagnostic at the field that names it.
+	delete(files, "tools/free.yaml")
+	_, ds, err = Load(context.Background(), f, srv.URL+"/p/PLUGIN.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := formatDiagnostics(ds, nil); !strings.Contains(got, "PLUGIN.md:11:9: tools.free.file: cannot read tools/free.yaml: file not found\n") {
+		t.Errorf("diagnostics:\n%s", got)
+	}
+
+	// No PLUGIN.md: an error, not a diagnostic.
+	if _, _, err := Load(context.Background(), f, srv.URL+"/q/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
+		t.Errorf("missing PLUGIN.md: err = %v", err)
+	}
+	// A redirect to http is refused.
+	if _, _, err := Load(context.Background(), f, srv.URL+"/redirect/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "only https is allowed") {
+		t.Errorf("redirect to http: err = %v", err)
+	}
+	// A link to http is refused before any request.
+	if _, _, err := Load(context.Background(), f, strings.Replace(srv.URL, "https:", "http:", 1)+"/p/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "only https links are allowed") {
+		t.Errorf("http link: err = %v", err)
+	}
+	// A server that does not trust the certificate fails.
+	untrusting := &HTTPFetcher{Client: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{}}}}
+	if _, _, err := Load(context.Background(), untrusting, srv.URL+"/p/PLUGIN.md"); err == nil {
+		t.Error("an untrusted certificate was accepted")
+	}
+}
+
+func TestLoadHTTPSTimeout(t *testing.T) {
+	srv := tlsServer(t, roomsFiles, map[string]bool{"/p/tools/free.yaml": true})
+	f := &HTTPFetcher{Client: srv.Client(), Timeout: 100 * time.Millisecond}
+	start := time.Now()
+	_, ds, err := Load(context.Background(), f, srv.URL+"/p/PLUGIN.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("took %v; the timeout is 100ms", time.Since(start))
+	}
+	got := formatDiagnostics(ds, nil)
+	if !strings.Contains(got, "PLUGIN.md:11:9: tools.free.file: cannot read tools/free.yaml: ") || !strings.Contains(got, "deadline exceeded") {
+		t.Errorf("diagnostics:\n%s", got)
+	}
+	// A cancelled context stops PLUGIN.md itself.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Load(ctx, f, srv.URL+"/p/PLUGIN.md"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err = %v", err)
+	}
+}
+
+// TestLoadSizeCap checks the 512 KB cap on everything loaded: a file that would push the total
+// past it is not read.
+func TestLoadSizeCap(t *testing.T) {
+	big := "title: 大\ndescription: Big.\neffect: read\nconstants:\n  PAD: '" + strings.Repeat("x", 300<<10) + "'\nreturn: \"1\"\n"
+	files := map[string][]byte{
+		"PLUGIN.md": []byte(`---
+spec: 1
+id: big
+name: 大
+description: Too large in all.
+version: 1.0.0
+author: pkuinfo
+tools:
+  a: tools/a.yaml
+  b: tools/b.yaml
+i18n:
+  en: { name: Big, description: Too large in all., tools: { a: { title: A }, b: { title: B } } }
+---
+`),
+		"tools/a.yaml": []byte(big),
+		"tools/b.yaml": []byte(big),
+	}
+	p, ds, err := LoadFiles(context.Background(), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "PLUGIN.md:10:6: tools.b.file: cannot read tools/b.yaml: the loaded files would exceed 512 KB\n"
+	if got := formatDiagnostics(ds, nil); got != want {
+		t.Errorf("diagnostics:\n%swant\n%s", got, want)
+	}
+	if _, ok := p.Files["tools/b.yaml"]; ok {
+		t.Error("tools/b.yaml was loaded")
+	}
+	files["PLUGIN.md"] = append([]byte("---\n"), make([]byte, MaxTotalBytes)...)
+	if _, _, err := LoadFiles(context.Background(), files); err == nil || err.Error() != "PLUGIN.md is larger than 512 KB" {
+		t.Errorf("huge PLUGIN.md: err = %v", err)
+	}
+}
