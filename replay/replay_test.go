@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/pkuinfo/harness/plugin"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -134,6 +135,25 @@ func TestDocExamples(t *testing.T) {
 		}
 		if i == 0 && (len(cases) != 1 || len(cases[0].Responses) != 3 || len(cases[0].KV) != 2 || len(cases[0].ExpectRequests) != 1) {
 			t.Errorf("block 1 decoded to %+v", cases[0])
+		}
+	}
+}
+
+// BenchmarkRunCase measures the run alone (the plugin loaded and the test decoded once): fresh KV,
+// fakes, interp.Run against the recorded response, and the comparison.
+func BenchmarkRunCase(b *testing.B) {
+	ctx := context.Background()
+	p, diags, err := plugin.LoadDir("testdata/my-classrooms")
+	if err != nil || len(diags) != 0 {
+		b.Fatalf("LoadDir: %v %v", err, diags)
+	}
+	cases, err := DecodeFile(os.DirFS("testdata/my-classrooms"), "tests/overview.yaml", "overview.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if o := RunCase(ctx, p, cases[0]); !o.Passed {
+			b.Fatalf("failed: %q", o.Problems)
 		}
 	}
 }
