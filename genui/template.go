@@ -176,14 +176,14 @@ func (v *validator) checkRefs(e string, sc scope) []templateIssue {
 	for _, m := range memberRE.FindAllStringSubmatchIndex(blank, -1) {
 		root, name := blank[m[4]:m[5]], blank[m[6]:m[7]]
 		off := m[4]
-		if sc.item == root {
-			continue // the List item shadows nothing reserved (checked), but keep it safe
+		if contains(sc.items, root) {
+			continue // a List item named like a binding root was already reported
 		}
 		switch root {
 		case "data":
 			switch {
 			case sc.noData:
-				issues = append(issues, templateIssue{off, "the args of a data binding cannot read data.* (it is not loaded yet); use host.* or constants"})
+				issues = append(issues, templateIssue{off, "the args of a data binding cannot read data.* (it is not loaded yet); use host.*, t.* or form.*"})
 			case !v.data[name]:
 				issues = append(issues, templateIssue{off, "data." + name + " is not declared in \"data\"" + knownList("it declares", keys(v.data))})
 			}
@@ -231,9 +231,9 @@ func (v *validator) inScope(sc scope) func(string) bool {
 		case "form":
 			return v.kind == "screen"
 		case "index":
-			return sc.item != ""
+			return len(sc.items) > 0
 		}
-		return sc.item != "" && name == sc.item
+		return contains(sc.items, name)
 	}
 }
 

@@ -199,8 +199,8 @@ func (v *validator) document(doc *jvalue) {
 		}
 	}
 	v.stringsTable(doc.get("strings"))
-	v.dataDecls(doc.get("data"))
 	v.collectFields(doc.get("root"))
+	v.dataDecls(doc.get("data"))
 	root := doc.get("root")
 	if root == nil {
 		v.errAt(doc.off, "$", "missing \"root\": the top node")
@@ -479,7 +479,8 @@ func (v *validator) toolBinding(d, tool *jvalue, p string) {
 	if ttl := d.get("ttl"); ttl != nil {
 		v.duration(ttl, p+".ttl")
 	}
-	// Args of a data binding may read host.* only: data is not loaded yet.
+	// Args of a data binding may read host.*, t.* and, on screens, form.* (the host reloads the
+	// binding when a field changes), but not data.*: data is not loaded yet.
 	v.args(d.get("args"), tool.str, t, ok, p+".args", scope{noData: true})
 }
 
@@ -559,8 +560,8 @@ func (v *validator) collectFields(j *jvalue) {
 
 // scope is what a template may read besides data, host and t.
 type scope struct {
-	item   string // the List item name, "" outside a List template
-	noData bool   // data.* is not available (args of a data binding)
+	items  []string // the item names of the enclosing List templates, innermost last
+	noData bool     // data.* is not available (args of a data binding)
 }
 
 func (v *validator) node(j *jvalue, p string, sc scope) {
@@ -633,13 +634,15 @@ func (v *validator) prop(c *Component, prop *Prop, node, val *jvalue, p string, 
 	case KindNode:
 		inner := sc
 		if c.Name == "List" && prop.Name == "template" {
-			inner.item = "item"
+			name := "item"
 			if n := node.get("item"); n != nil && n.kind == jString && identRE.MatchString(n.str) {
-				inner.item = n.str
+				name = n.str
 			}
-			if reserved[inner.item] {
-				v.errAt(itemNode(node).off, childPath(pathParent(p), "item"), "item name %q hides a name every template reads; choose another", inner.item)
+			if reserved[name] {
+				v.errAt(itemNode(node).off, childPath(pathParent(p), "item"), "item name %q hides a name every template reads; choose another", name)
 			}
+			// Outer items stay readable in a nested List (a copy: siblings must not share).
+			inner.items = append(append([]string(nil), sc.items...), name)
 		}
 		v.node(val, p, inner)
 	case KindAction:

@@ -119,6 +119,9 @@ func TestValidate(t *testing.T) {
 		{"list scope", nil, head + `"root":{"type":"Column","children":[{"type":"List","items":"${data.overview.rows}","item":"data","template":{"type":"Text","text":"x"}},{"type":"List","items":[1,2],"template":{"type":"Text","text":"${item}"}}]}}`, []string{
 			`w.json:1:215: $.root.children[0].item: item name "data" hides a name every template reads; choose another`,
 		}},
+		{"nested list scope", nil, head + `"root":{"type":"Column","children":[{"type":"List","items":"${data.overview.rows}","item":"r","template":{"type":"List","items":"${r.cells}","item":"c","template":{"type":"Text","text":"${r.name}: ${c} ${index}"}}},{"type":"Text","text":"${c}"}]}}`, []string{
+			`w.json:1:365: $.root.children[1].text: unknown name 'c'`,
+		}},
 		{"data bindings", nil, `{"ui":1,"kind":"widget","title":"T","description":"d","i18n":{"en":{"title":"T"}},"data":{"a":{"source":"nope"},"b":{"tool":"book","args":{"room":"101"}},"c":{"tool":"free","args":{"floor":1},"ttl":"5 minutes"},"d":{"fn":"x"},"e":{"tool":"lock"},"f":{"tool":"free","args":{"day":"${data.a}"}},"g-h":{}},"root":{"type":"Divider"}}`, []string{
 			`w.json:1:105: $.data.a.source: unknown data source "nope"; the manifest declares overview`,
 			`w.json:1:125: $.data.b.tool: a data binding runs by itself, so it may only use read tools; "book" is write`,
@@ -126,7 +129,7 @@ func TestValidate(t *testing.T) {
 			`w.json:1:199: $.data.c.ttl: "5 minutes" is not a duration; write 30s, 10m, 2h, 1d or a number of seconds`,
 			`w.json:1:222: $.data.d.fn: server functions are turned off on the official server (seed 004 §Server functions); bind a tool or a data source`,
 			`w.json:1:239: $.data.e.tool: "lock" is userOnly: only a tap may run it, not a data binding`,
-			`w.json:1:283: $.data.f.args.day: the args of a data binding cannot read data.* (it is not loaded yet); use host.* or constants`,
+			`w.json:1:283: $.data.f.args.day: the args of a data binding cannot read data.* (it is not loaded yet); use host.*, t.* or form.*`,
 			`w.json:1:294: $.data["g-h"]: data name "g-h" must be an identifier (letters, digits, _)`,
 			`w.json:1:300: $.data["g-h"]: a data binding needs source or tool`,
 		}},
