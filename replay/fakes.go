@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 
@@ -105,7 +106,7 @@ func (r *Recorded) answer(req *http.Request, service string) (*http.Response, er
 	}
 	url := req.URL.String()
 	for _, resp := range r.c.Responses {
-		if resp.Campus != service || !strings.Contains(url, resp.Match) {
+		if resp.Campus != service || !URLContains(url, resp.Match) {
 			continue
 		}
 		if resp.Method != "" && resp.Method != strings.ToUpper(method) {
@@ -131,6 +132,16 @@ func (r *Recorded) answer(req *http.Request, service string) (*http.Response, er
 	r.unanswered = append(r.unanswered, msg)
 	r.mu.Unlock()
 	return nil, &UnansweredError{Msg: msg}
+}
+
+// URLContains reports whether match occurs in the URL rawURL, as sent (percent-encoded) or
+// decoded, so that `match: building=理教` finds `building=%E7%90%86%E6%95%99`.
+func URLContains(rawURL, match string) bool {
+	if strings.Contains(rawURL, match) {
+		return true
+	}
+	decoded, err := neturl.PathUnescape(rawURL)
+	return err == nil && strings.Contains(decoded, match)
 }
 
 type abilities struct{ r *Recorded }

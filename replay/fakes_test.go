@@ -28,6 +28,7 @@ responses:
   - { match: /a, status: 404, headers: { x-k: v }, body: any-a }
   - { match: /a, campus: treehole, body: campus-a }
   - { match: q=1, body: { ok: true } }
+  - { match: b=二教, body: decoded }
 expect: null
 `)
 	rec := NewRecorded(c)
@@ -41,6 +42,7 @@ expect: null
 		{"GET", "https://h.example/a", "404 any-a "},
 		{"GET", "https://h.example/b?q=1", `200 {"ok":true} application/json`},
 		{"GET", "https://h.example/b", "error: no recorded response for GET https://h.example/b"},
+		{"GET", "https://h.example/c?b=%E4%BA%8C%E6%95%99", "200 decoded "},
 	}
 	for _, tc := range tests {
 		req, err := http.NewRequest(tc.method, tc.url, strings.NewReader("body"))

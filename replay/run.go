@@ -261,7 +261,7 @@ func compareRequests(c *Case, sent []interp.RequestRecord) []string {
 		got := sent[i]
 		desc := describeRequest(got.Method, got.Campus, got.URL)
 		var lines []string
-		if !strings.Contains(got.URL, want.Match) {
+		if !URLContains(got.URL, want.Match) {
 			lines = append(lines, fmt.Sprintf("url: got %q, want it to contain %q", got.URL, want.Match))
 		}
 		if want.Method != "" && !strings.EqualFold(got.Method, want.Method) {
