@@ -153,12 +153,19 @@ func Format(ms int64, layout string) string { return CompileLayout(layout).Forma
 func (l Layout) Parse(s string, now int64) (int64, bool) {
 	s = trimSpace(s)
 	year, month, day, hour, minute, second := -1, -1, -1, 0, 0, 0
-	for _, tk := range l.tokens {
+	for i, tk := range l.tokens {
 		var v int
 		var ok bool
 		switch tk.kind {
 		case tokLiteral:
-			s, ok = matchLiteral(s, tk.lit)
+			lit := tk.lit
+			if i == 0 { // the text's spaces at both ends are gone, so the layout's are too
+				lit = trimSpaceLeft(lit)
+			}
+			if i == len(l.tokens)-1 {
+				lit = trimSpaceRight(lit)
+			}
+			s, ok = matchLiteral(s, lit)
 			if !ok {
 				return 0, false
 			}
@@ -277,10 +284,15 @@ func digits(s string, lo, hi int) (int, string, bool) {
 	return v, s[n:], true
 }
 
-// trimSpace drops ASCII white space, no-break spaces and ideographic spaces at both ends.
-func trimSpace(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v' ||
-			r == '\u00a0' || r == '\u3000'
-	})
+// isTrimmed reports the characters trimmed from the ends of a date: ASCII white space, no-break
+// spaces and ideographic spaces.
+func isTrimmed(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v' ||
+		r == '\u00a0' || r == '\u3000'
 }
+
+// trimSpace drops isTrimmed characters at both ends.
+func trimSpace(s string) string { return strings.TrimFunc(s, isTrimmed) }
+
+func trimSpaceLeft(s string) string  { return strings.TrimLeftFunc(s, isTrimmed) }
+func trimSpaceRight(s string) string { return strings.TrimRightFunc(s, isTrimmed) }
