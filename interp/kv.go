@@ -15,6 +15,8 @@ type QuotaError struct {
 	Total int // the bytes the plugin would use in all after the write
 }
 
+// Error says which write went over and by how much, in the limit form of
+// SPEC-DECISIONS §10.
 func (e *QuotaError) Error() string {
 	return fmt.Sprintf("kv: writing %q would use %d bytes in all, the limit is 256 KB", e.Key, e.Total)
 }
