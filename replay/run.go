@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -123,7 +124,8 @@ func RunDir(ctx context.Context, dir string) (Report, error) {
 		display := filepath.Join(dir, filepath.FromSlash(name))
 		cases, err := DecodeFile(fsys, name, display)
 		if err != nil {
-			rep.Add(Outcome{Plugin: id, File: display, Problems: strings.Split(err.Error(), "\n")})
+			src, _ := fs.ReadFile(fsys, name)
+			rep.Add(Outcome{Plugin: id, File: display, Problems: withSource(err, src)})
 			continue
 		}
 		for _, c := range cases {
@@ -154,6 +156,37 @@ func testFiles(dir string) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// withSource lists the problems of a test file, each followed by its source line and a caret
+// under the column (STYLE §9) when the position is known.
+func withSource(err error, src []byte) []string {
+	var list ErrorList
+	if !errors.As(err, &list) {
+		return strings.Split(err.Error(), "\n")
+	}
+	lines := strings.Split(string(src), "\n")
+	var out []string
+	for _, e := range list {
+		out = append(out, e.Error())
+		if e.Line < 1 || e.Line > len(lines) || e.Col < 1 {
+			continue
+		}
+		line := strings.TrimRight(lines[e.Line-1], "\r")
+		var caret strings.Builder
+		for i, r := range []rune(line) {
+			if i >= e.Col-1 {
+				break
+			}
+			if r == '\t' {
+				caret.WriteRune('\t')
+			} else {
+				caret.WriteByte(' ')
+			}
+		}
+		out = append(out, "  "+line, "  "+caret.String()+"^")
+	}
+	return out
 }
 
 func indent(lines []string) []string {
