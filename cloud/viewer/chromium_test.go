@@ -1,0 +1,147 @@
+package viewer_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/cloud/server"
+	"github.com/pkuinfo/harness/cloud/viewer"
+)
+
+// TestViewerPageInChromium is the viewer page end to end: a reference server on loopback
+// serving viewer.FS(), an owner opening a channel with cloud/client, and headless Chromium
+// opening the share link. It checks that the redirect keeps the #k fragment, that the page
+// decrypts the meta and a frame in the browser, that the browser's sealed hello opens on the
+// Go side, that nothing breaks the strict CSP, and that closing the channel shows on the page.
+func TestViewerPageInChromium(t *testing.T) {
+	bin := findChromium()
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed and $CI is set: install it (apt-get install -y chromium; .ci/run does) so the viewer page is tested")
+		}
+		t.Skip("chromium is not installed (apt-get install -y chromium); under CI=true this test fails instead")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := server.DefaultConfig(st)
+	cfg.PowDifficulty = 4
+	cfg.Pages = viewer.FS()
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+
+	c, err := client.New(client.Config{BaseURL: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Plugin("demo", "channels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute, Page: "view", Meta: map[string]any{"title": "校园卡付款码", "nameHint": "王_明"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+
+	b := launchChromium(t, ctx, bin)
+	session, err := b.open(ctx, ch.Link().Reveal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(expr string) string {
+		v, err := b.eval(ctx, session, expr)
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", expr, err)
+		}
+		return v
+	}
+	diagnose := func() string {
+		return "page status: " + page(`document.getElementById('status')?.textContent ?? '(no page)'`) +
+			"\nlocation: " + page(`location.pathname + location.search`) + "\nconsole:\n" + b.console()
+	}
+
+	// The browser joins, then sends its sealed hello.
+	var peerID string
+	deadline := time.After(30 * time.Second)
+	for peerID == "" || !strings.Contains(peerID, "+hello") {
+		select {
+		case ev, ok := <-ch.Events():
+			if !ok {
+				t.Fatalf("channel ended: %v\n%s", ch.Err(), diagnose())
+			}
+			switch ev.Type {
+			case client.EventJoin:
+				peerID = ev.PeerID
+			case client.EventMessage:
+				if ev.PeerID == peerID && string(ev.Msg) == `{"t":"hello"}` {
+					peerID += "+hello"
+				}
+			case client.EventError:
+				t.Fatalf("owner error: %v %s %s\n%s", ev.Err, ev.Code, ev.Message, diagnose())
+			}
+		case <-deadline:
+			t.Fatalf("the browser did not join and say hello in 30 s (peer %q)\n%s", peerID, diagnose())
+		}
+	}
+	peerID = strings.TrimSuffix(peerID, "+hello")
+
+	if got := page(`location.pathname + location.search`); got != "/w/demo/view?c="+ch.ID() {
+		t.Errorf("page location %q, want the redirect target /w/demo/view?c=%s", got, ch.ID())
+	}
+	if got := page(`location.hash.startsWith('#k=') ? 'kept' : 'lost'`); got != "kept" {
+		t.Errorf("the #k fragment was %s across the redirect", got)
+	}
+	if got := page(`document.getElementById('meta').textContent`); !strings.Contains(got, `"nameHint": "王_明"`) {
+		t.Errorf("meta on the page = %q", got)
+	}
+
+	const code = "8461-2290-7315"
+	if err := ch.Send(ctx, peerID, map[string]string{"t": "code", "code": code}); err != nil {
+		t.Fatal(err)
+	}
+	shown := ""
+	for end := time.Now().Add(15 * time.Second); !strings.Contains(shown, code); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the decrypted frame did not appear in 15 s; frames: %q\n%s", shown, diagnose())
+		}
+		shown = page(`Array.from(document.querySelectorAll('#frames .frame pre'), e => e.textContent).join('\n')`)
+	}
+	// Go marshals map keys sorted; the page pretty-prints what it decrypted.
+	if want := "{\n  \"code\": \"" + code + "\",\n  \"t\": \"code\"\n}"; shown != want {
+		t.Errorf("frames on the page = %q, want %q", shown, want)
+	}
+	if got := page(`document.getElementById('status').dataset.state + ' ' + document.getElementById('count').textContent + ' ' + document.getElementById('dropped').textContent`); got != "live 1 0" {
+		t.Errorf("state, count, dropped = %q, want \"live 1 0\"", got)
+	}
+
+	if err := ch.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if got := page(`document.getElementById('status').dataset.state + ' ' + document.getElementById('status').textContent`); got == "closed 分享已结束" {
+			break
+		} else if time.Now().After(end) {
+			t.Fatalf("after Close the page shows %q\n%s", got, diagnose())
+		}
+	}
+	if logs := b.console(); strings.Contains(logs, "Content Security Policy") || strings.Contains(logs, "exceptionThrown") {
+		t.Errorf("the page logged CSP violations or exceptions:\n%s", logs)
+	}
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCloudBenchUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--pairs", "0"}, "--pairs 0: want 1–10000"},
+		{[]string{"--pairs", "10001"}, "--pairs 10001: want 1–10000"},
+		{[]string{"--rate", "0"}, "--rate 0: want more than 0 and at most 200000"},
+		{[]string{"--duration", "6m"}, "--duration 6m0s: want more than 0 and at most 5m0s"},
+		{[]string{"--payload", "4"}, "--payload 4: want 8–3000"},
+		{[]string{"--store", "-1s"}, "--store -1s: want 0–5m0s"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := Main(append([]string{"cloud", "bench"}, tc.args...), nil, &out, &errb)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d", code, ExitUsage)
+			}
+			if got := strings.TrimSpace(errb.String()); got != "harness cloud bench: "+tc.err {
+				t.Errorf("stderr = %q, want %q", got, "harness cloud bench: "+tc.err)
+			}
+		})
+	}
+}
+
+// TestCloudBenchSmall runs the load tool at a tiny scale against its in-process server and
+// checks that every figure it reports was measured.
+func TestCloudBenchSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server and 8 WebSockets")
+	}
+	o := benchOptions{Pairs: 4, Rate: 40, Duration: time.Second, Payload: 64, StoreDuration: 300 * time.Millisecond, StoreWorkers: 2, Setup: 4}
+	var log bytes.Buffer
+	rep, err := runBench(context.Background(), o, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if rep.Connections != 8 || rep.Sent < 20 || rep.Received != rep.Sent || rep.SendErrors != 0 {
+		t.Errorf("connections %d, sent %d, received %d, errors %d", rep.Connections, rep.Sent, rep.Received, rep.SendErrors)
+	}
+	if rep.P50ms <= 0 || rep.P99ms < rep.P50ms || rep.MaxMs < rep.P99ms {
+		t.Errorf("latencies p50 %v p99 %v max %v", rep.P50ms, rep.P99ms, rep.MaxMs)
+	}
+	if rep.MemPerConnKB <= 0 || rep.StorePutsPerSec <= 0 || rep.StoreGetsPerSec <= 0 || rep.FramesPerSec <= 0 {
+		t.Errorf("unmeasured figures: %+v", rep)
+	}
+	var out bytes.Buffer
+	rep.print(&out)
+	for _, want := range []string{"connections     8 WebSockets (4 owner/viewer pairs)", "latency         p50 ", "store           "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatal(err)
+	}
+}
