@@ -528,10 +528,14 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 		}
 	}
 	switch n.opc {
-	case opEq:
-		return strictEqual(x, y), nil
-	case opNe:
-		return !strictEqual(x, y), nil
+	case opEq, opNe:
+		eq, visited := strictEqual(x, y)
+		if visited > 1 { // a deep comparison costs what it visits
+			if err := st.charge(n.p, visited-1); err != nil {
+				return nil, err
+			}
+		}
+		return eq == (n.opc == opEq), nil
 	case opAdd:
 		xs, xStr := x.(string)
 		ys, yStr := y.(string)

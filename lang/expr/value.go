@@ -241,6 +241,28 @@ func Truthy(v any) bool {
 // Unlike JavaScript, NaN equals NaN here so a recorded result can be compared with itself; nodes
 // and functions are equal only to themselves.
 func Equal(a, b any) bool {
+	n := 0
+	return equal(a, b, true, &n)
+}
+
+// EqualCount is Equal that also reports how many values it visited, so that a builtin can
+// charge the budget for a deep comparison.
+func EqualCount(a, b any) (bool, int) {
+	n := 0
+	eq := equal(a, b, true, &n)
+	return eq, n
+}
+
+// strictEqual is `===`: Equal, except that NaN is unequal to everything as in JavaScript. It
+// reports the values visited.
+func strictEqual(a, b any) (bool, int) {
+	n := 0
+	eq := equal(a, b, false, &n)
+	return eq, n
+}
+
+func equal(a, b any, nanEqual bool, n *int) bool {
+	*n++
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -249,9 +271,10 @@ func Equal(a, b any) bool {
 		return ok && x == y
 	case float64:
 		y, ok := b.(float64)
-		return ok && (x == y || math.IsNaN(x) && math.IsNaN(y))
+		return ok && (x == y || nanEqual && math.IsNaN(x) && math.IsNaN(y))
 	case string:
 		y, ok := b.(string)
+		*n += len(x) / 1024
 		return ok && x == y
 	case []any:
 		y, ok := b.([]any)
@@ -259,7 +282,7 @@ func Equal(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !Equal(x[i], y[i]) {
+			if !equal(x[i], y[i], nanEqual, n) {
 				return false
 			}
 		}
@@ -271,7 +294,7 @@ func Equal(a, b any) bool {
 		}
 		for _, e := range x.ents {
 			w, ok := y.Get(e.key)
-			if !ok || !Equal(e.val, w) {
+			if !ok || !equal(e.val, w, nanEqual, n) {
 				return false
 			}
 		}
@@ -284,15 +307,6 @@ func Equal(a, b any) bool {
 		return ok && x == y
 	}
 	return false
-}
-
-// strictEqual is `===`: Equal, except that NaN is unequal to everything as in JavaScript.
-func strictEqual(a, b any) bool {
-	if x, ok := a.(float64); ok {
-		y, ok := b.(float64)
-		return ok && x == y
-	}
-	return Equal(a, b)
 }
 
 // FromGo converts a Go value to the value model: nil, bool, all integer and float kinds, string,

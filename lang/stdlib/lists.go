@@ -1,7 +1,9 @@
 package stdlib
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"unicode/utf8"
 
@@ -231,16 +233,18 @@ func indexOf(c *expr.Call, args []any, last bool) (int, error) {
 		if err := c.Charge(len(x)); err != nil {
 			return 0, err
 		}
-		if last {
-			for i := len(x) - 1; i >= 0; i-- {
-				if expr.Equal(x[i], args[1]) {
-					return i, nil
+		for k := range x {
+			i := k
+			if last {
+				i = len(x) - 1 - k
+			}
+			eq, visited := expr.EqualCount(x[i], args[1])
+			if visited > 1 { // deep comparisons cost what they visit
+				if err := c.Charge(visited - 1); err != nil {
+					return 0, err
 				}
 			}
-			return -1, nil
-		}
-		for i, v := range x {
-			if expr.Equal(v, args[1]) {
+			if eq {
 				return i, nil
 			}
 		}
@@ -548,6 +552,9 @@ func fnGroupBy(c *expr.Call, args []any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("item %d: key: %v", i, err)
 		}
+		if err := c.Charge(len(ks) / 1024); err != nil {
+			return nil, err
+		}
 		if _, ok := groups[ks]; !ok {
 			order = append(order, ks)
 		}
@@ -560,43 +567,92 @@ func fnGroupBy(c *expr.Call, args []any) (any, error) {
 	return o, nil
 }
 
-// identity returns a map key that is equal for Equal values: the kind and the JSON text.
-func identity(v any) (string, error) {
+// hashValue feeds v into h so that Equal values hash alike (object key order aside), and counts
+// the values it visits so that the caller can charge for them.
+func hashValue(h *maphash.Hash, seed maphash.Seed, v any, n *int) {
+	*n++
 	switch x := v.(type) {
-	case string:
-		return "s" + x, nil
 	case nil:
-		return "n", nil
-	case *expr.Node, *expr.Func:
-		return fmt.Sprintf("p%p", x), nil
+		h.WriteByte(0)
+	case bool:
+		if x {
+			h.WriteByte(1)
+		} else {
+			h.WriteByte(2)
+		}
+	case float64:
+		h.WriteByte(3)
+		if x == 0 {
+			x = 0 // -0 == 0
+		}
+		if math.IsNaN(x) {
+			x = math.NaN()
+		}
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+		h.Write(b[:])
+	case string:
+		h.WriteByte(4)
+		h.WriteString(x)
+		*n += len(x) / 1024
+	case []any:
+		h.WriteByte(5)
+		for _, e := range x {
+			hashValue(h, seed, e, n)
+		}
+		h.WriteByte(0xff)
+	case *expr.Object:
+		h.WriteByte(6)
+		var sum uint64 // order-independent: the sum of the entries' hashes
+		for i := 0; i < x.Len(); i++ {
+			var eh maphash.Hash
+			eh.SetSeed(seed)
+			k, v := x.Entry(i)
+			eh.WriteString(k)
+			hashValue(&eh, seed, v, n)
+			sum += eh.Sum64()
+		}
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], sum)
+		h.Write(b[:])
+	default:
+		fmt.Fprintf(h, "%p", x) // nodes and functions: equal only to themselves
 	}
-	b, err := expr.ToJSON(v, "")
-	if err != nil {
-		return "", err
-	}
-	if f, ok := v.(float64); ok && math.IsNaN(f) {
-		return "NaN", nil
-	}
-	return "j" + string(b), nil
 }
 
 func uniqBy(c *expr.Call, l []any, key func(any, int) (any, error)) ([]any, error) {
 	if err := c.Charge(len(l)); err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(l))
+	seed := maphash.MakeSeed()
+	kept := make(map[uint64][]any, len(l))
 	out := []any{}
 	for i, v := range l {
 		k, err := key(v, i)
 		if err != nil {
 			return nil, err
 		}
-		id, err := identity(k)
-		if err != nil {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		visited := 0
+		hashValue(&h, seed, k, &visited)
+		if err := c.Charge(visited - 1); err != nil {
 			return nil, err
 		}
-		if !seen[id] {
-			seen[id] = true
+		sum := h.Sum64()
+		dup := false
+		for _, other := range kept[sum] {
+			eq, visited := expr.EqualCount(other, k)
+			if err := c.Charge(visited - 1); err != nil {
+				return nil, err
+			}
+			if eq {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			kept[sum] = append(kept[sum], k)
 			out = append(out, v)
 		}
 	}

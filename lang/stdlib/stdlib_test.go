@@ -260,6 +260,11 @@ func TestJSONText(t *testing.T) {
 // Every function charges before its work: a single call cannot run far past the budget.
 func TestBudgetExhaustion(t *testing.T) {
 	vars := libVars(t)
+	big := make([]any, 20_000)
+	for i := range big {
+		big[i] = float64(i)
+	}
+	vars["big"] = big
 	for _, src := range []string{
 		"range(10000).map(x => range(10000))",
 		"range(10000).sort((a, b) => b - a)",
@@ -267,10 +272,13 @@ func TestBudgetExhaustion(t *testing.T) {
 		"range(10000).map(x => x).concat(range(10000), range(10000)).sortBy(x => -x)",
 		"range(10000).reduce((a, x) => a.concat([x]), [])",
 		"range(10000).map(x => 'x').join('').split('').map(c => c + c).groupBy(c => c)",
+		"range(100).map(x => big == big)",          // deep equality costs what it visits
+		"range(100).map(x => [big].includes(big))", // so does includes
+		"range(100).map(x => [big, big, big, big, big].uniq())",
 	} {
 		got := evalLib(t, src, vars, 50_000)
 		if !strings.HasPrefix(got, "limit: ") || !strings.HasSuffix(got, "expression budget exceeded (50000 operations)") {
-			t.Errorf("%s: got %s", src, got)
+			t.Errorf("%s: got %.200s", src, got)
 		}
 	}
 }

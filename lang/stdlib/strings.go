@@ -90,15 +90,18 @@ func fnSplit(c *expr.Call, args []any) (any, error) {
 	}
 	var parts []string
 	if sep == "" {
+		if err := c.Charge(utf8.RuneCountInString(s)); err != nil {
+			return nil, err
+		}
 		parts = make([]string, 0, utf8.RuneCountInString(s))
 		for _, r := range s {
 			parts = append(parts, string(r))
 		}
 	} else {
+		if err := c.Charge(strings.Count(s, sep)); err != nil { // one per part, before splitting
+			return nil, err
+		}
 		parts = strings.Split(s, sep)
-	}
-	if err := c.Charge(len(parts)); err != nil {
-		return nil, err
 	}
 	if limit >= 0 && limit < len(parts) {
 		parts = parts[:limit]
