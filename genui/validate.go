@@ -22,6 +22,7 @@ const (
 	Warning
 )
 
+// String returns "error" or "warning".
 func (s Severity) String() string {
 	if s == Warning {
 		return "warning"
