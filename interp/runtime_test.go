@@ -3,9 +3,11 @@ package interp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,6 +216,80 @@ steps:
 return: "{ rooms: out.filter(r => r.seats > 50).sortBy('seats', 'desc') }"
 `})
 	opts := interp.Options{Transport: rt, KV: kvstore.NewMemory(), Now: func() time.Time { return fixedNow }}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := interp.Run(context.Background(), p, "main", nil, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestEachConcurrency checks that each really runs `concurrency` items at
+// once (and no more), measured by the server, with results in list order.
+func TestEachConcurrency(t *testing.T) {
+	for _, conc := range []int{1, 2, 4} {
+		t.Run(fmt.Sprint(conc), func(t *testing.T) {
+			var inflight, peak atomic.Int32
+			rt := testServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := inflight.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				time.Sleep(40 * time.Millisecond)
+				inflight.Add(-1)
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(r.URL.Query().Get("i")))
+			}))
+			p := loadPlugin(t, map[string]string{"main": fmt.Sprintf(`
+title: Main
+description: main tool
+effect: read
+steps:
+  - let: rs
+    each: range(8)
+    concurrency: %d
+    request: { url: 'https://a.example.com/x?i=${item}' }
+return: rs
+`, conc)})
+			v, err := interp.Run(context.Background(), p, "main", nil, interp.Options{Transport: rt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := toJSON(t, v); got != "[0,1,2,3,4,5,6,7]" {
+				t.Errorf("results %s, want in list order", got)
+			}
+			if got := peak.Load(); int(got) != conc {
+				t.Errorf("peak in flight %d, want %d", got, conc)
+			}
+		})
+	}
+}
+
+// BenchmarkRunNoNetwork measures the interpreter alone: input checks, an
+// each over 50 items with a few steps each, and a result of 50 objects.
+func BenchmarkRunNoNetwork(b *testing.B) {
+	p := loadPlugin(b, map[string]string{"main": `
+title: Main
+description: main tool
+effect: read
+input:
+  n: { type: integer, default: 50, max: 50 }
+steps:
+  - let: rows
+    each: range(input.n)
+    steps:
+      - let: seats
+        value: (item * 37) % 150
+      - if: seats > 100
+        then:
+          - let: size
+            value: "'large'"
+        else:
+          - let: size
+            value: "'small'"
+    return: "{ room: '二教' + (100 + item), seats, size }"
+return: "{ rooms: rows.filter(r => r.seats > 20).sortBy('seats', 'desc'), total: len(rows) }"
+`})
+	opts := interp.Options{Now: func() time.Time { return fixedNow }}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := interp.Run(context.Background(), p, "main", nil, opts); err != nil {
