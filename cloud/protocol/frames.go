@@ -162,14 +162,17 @@ func decodeFrame(data []byte) (*frameWire, string, error) {
 	if len(data) > MaxFrameJSON {
 		return nil, "", fieldErr("", "frame is %d bytes, the limit is %d", len(data), MaxFrameJSON)
 	}
-	var w frameWire
-	if err := decodeStrict(data, &w); err != nil {
-		return nil, "", err
+	w, ok := fastFrame(data)
+	if !ok {
+		w = new(frameWire)
+		if err := decodeStrict(data, w); err != nil {
+			return nil, "", err
+		}
 	}
 	if w.T == nil {
 		return nil, "", fieldErr("t", "is required")
 	}
-	return &w, *w.T, nil
+	return w, *w.T, nil
 }
 
 func ms(field string, v *int64) error {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -75,6 +76,48 @@ func FuzzDecodeRequest(f *testing.F) {
 		for _, v := range []Validatable{&CreateChannelRequest{}, &MailboxPutRequest{}, &JoinRequest{},
 			&RegisterDeviceRequest{}, &AuthTokenRequest{}, &StorePutRequest{}, &PatchChannelRequest{}} {
 			_ = Decode(data, v)
+		}
+	})
+}
+
+// FuzzFastFrame is a differential test: whenever the fast frame parser accepts data, the strict
+// encoding/json decoder must accept it too and read the same values.
+func FuzzFastFrame(f *testing.F) {
+	for _, s := range frameSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		` { "t" : "msg" , "to":"peer1","env":{"c":"x","v":1,"n":"y"} } `,
+		`{"t":"msg","t":"ping"}`, `{"t":"m\u0073g"}`, `{"t":"msg","env":{"v":01}}`, `{"t":"msg","env":{"v":1.0}}`,
+		`{"t":"msg","env":{}}`, `{"t":"msg","env":null}`, `{"t":"é"}`, `{}`, `{"to":"a"}x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := fastFrame(data)
+		if !ok {
+			return
+		}
+		var slow frameWire
+		if err := decodeStrict(data, &slow); err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json refused: %v", data, err)
+		}
+		str := func(p *string) string {
+			if p == nil {
+				return "<nil>"
+			}
+			return "=" + *p
+		}
+		env := func(e *Envelope) string {
+			if e == nil {
+				return "<nil>"
+			}
+			return fmt.Sprintf("%+v", *e)
+		}
+		a := fmt.Sprint(str(fast.T), str(fast.To), str(fast.PeerID), env(fast.Env), fast.present())
+		b := fmt.Sprint(str(slow.T), str(slow.To), str(slow.PeerID), env(slow.Env), slow.present())
+		if a != b {
+			t.Fatalf("%q: fast %s, encoding/json %s", data, a, b)
 		}
 	})
 }
