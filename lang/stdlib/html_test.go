@@ -5,8 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/pkuinfo/harness/lang/expr"
 )
@@ -194,4 +197,25 @@ func TestSelectorCachePerEnv(t *testing.T) {
 	if n := selectorCache(a).Len(); n != 1 {
 		t.Errorf("cache holds %d selectors, want 1", n)
 	}
+}
+
+// TestSelectorCacheDropped checks that an Env's selector cache goes when the Env does.
+func TestSelectorCacheDropped(t *testing.T) {
+	var key weak.Pointer[expr.Env]
+	func() {
+		env := NewEnv()
+		selectorCache(env).Compile("p")
+		key = weak.Make(env)
+		if _, ok := selectorCaches.Load(key); !ok {
+			t.Fatal("no cache made")
+		}
+	}()
+	for range 100 {
+		runtime.GC()
+		if _, ok := selectorCaches.Load(key); !ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("the cache outlived its Env")
 }
