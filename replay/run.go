@@ -104,6 +104,7 @@ func RunDir(ctx context.Context, dir string) (Report, error) {
 	var errs []string
 	for _, d := range diags {
 		if d.Severity == plugin.SeverityError {
+			d.File = filepath.Join(dir, d.File)
 			errs = append(errs, d.String())
 		}
 	}
@@ -243,7 +244,7 @@ func runCase(ctx context.Context, p *plugin.Plugin, c *Case) []string {
 	}
 	switch {
 	case c.HasExpect && err != nil:
-		problems = append(problems, fmt.Sprintf("the tool failed (expect at %s): %v", c.At(c.ExpectPos), err))
+		problems = append(problems, fmt.Sprintf("the tool failed (expect at %s): %s", c.At(c.ExpectPos), PlacedError(p.Dir, err)))
 	case c.HasExpect:
 		if d := Diff(result, c.Expect); d != nil {
 			problems = append(problems, fmt.Sprintf("the result differs from expect (%s):", c.At(c.ExpectPos)))
@@ -258,7 +259,7 @@ func runCase(ctx context.Context, p *plugin.Plugin, c *Case) []string {
 			msg = ie.Msg
 		}
 		if !c.ExpectError.MatchString(msg) && !c.ExpectError.MatchString(err.Error()) {
-			problems = append(problems, fmt.Sprintf("the error does not match expectError %q (%s):", c.ExpectError.String(), c.At(c.ExpectErrorPos)), "  got: "+err.Error())
+			problems = append(problems, fmt.Sprintf("the error does not match expectError %q (%s):", c.ExpectError.String(), c.At(c.ExpectErrorPos)), "  got: "+PlacedError(p.Dir, err))
 		}
 	}
 	if c.HasExpectRequests {
@@ -279,6 +280,18 @@ func causedBy(err error, unanswered []string) bool {
 		}
 	}
 	return false
+}
+
+// PlacedError is err's text with the plugin file it names joined to dir, so that a person can
+// open it from where the command ran: "plugins/x/tools/free.yaml:19:5: steps[2] (check): …".
+func PlacedError(dir string, err error) string {
+	var ie *interp.Error
+	if dir == "" || !errors.As(err, &ie) || ie.File == "" || filepath.IsAbs(ie.File) {
+		return err.Error()
+	}
+	placed := *ie
+	placed.File = filepath.Join(dir, ie.File)
+	return placed.Error()
 }
 
 // compareRequests checks the requests sent against expectRequests: same number, in order, and

@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
+	"github.com/pkuinfo/harness/replay"
 )
 
 func init() {
@@ -79,6 +81,7 @@ func pluginRun(env *Env) int {
 	failed := false
 	for _, d := range diags {
 		if d.Severity == plugin.SeverityError {
+			d.File = filepath.Join(dir, d.File)
 			fmt.Fprintln(env.Stderr, d.String())
 			failed = true
 		}
@@ -103,10 +106,10 @@ func pluginRun(env *Env) int {
 		KV:        kvstore.NewMemory(),
 	})
 	if asJSON {
-		return writeRunJSON(env, result, runErr)
+		return writeRunJSON(env, dir, result, runErr)
 	}
 	if runErr != nil {
-		fmt.Fprintf(env.Stderr, "harness plugin run: %v\n", runErr)
+		fmt.Fprintf(env.Stderr, "harness plugin run: %s\n", replay.PlacedError(dir, runErr))
 		return ExitFail
 	}
 	out, err := expr.ToJSON(result, "  ")
@@ -119,7 +122,7 @@ func pluginRun(env *Env) int {
 }
 
 // writeRunJSON prints the --json form of a run's outcome.
-func writeRunJSON(env *Env, result any, runErr error) int {
+func writeRunJSON(env *Env, dir string, result any, runErr error) int {
 	if runErr == nil {
 		out, err := expr.ToJSON(result, "")
 		if err == nil {
@@ -144,7 +147,10 @@ func writeRunJSON(env *Env, result any, runErr error) int {
 	e := errJSON{Message: runErr.Error()}
 	var ie *interp.Error
 	if errors.As(runErr, &ie) {
-		e = errJSON{Kind: ie.Kind, Message: ie.Msg, File: ie.File, Line: ie.Pos.Line, Col: ie.Pos.Col, Step: ie.Step}
+		e = errJSON{Kind: ie.Kind, Message: ie.Msg, Line: ie.Pos.Line, Col: ie.Pos.Col, Step: ie.Step}
+		if ie.File != "" {
+			e.File = filepath.Join(dir, ie.File)
+		}
 	}
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetIndent("", "  ")
