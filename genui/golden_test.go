@@ -103,3 +103,36 @@ func TestCatalogComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsExamples runs docs/GENUI.md: its example document validates cleanly, and its example
+// diagnostic is what Validate says about the classrooms widget with one binding misspelt.
+func TestDocsExamples(t *testing.T) {
+	src, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(src)
+	start := strings.Index(doc, "```json\n")
+	end := strings.Index(doc[start+8:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("no ```json example in docs/GENUI.md")
+	}
+	example := doc[start+8 : start+8+end]
+	ctx := Context{Kind: "widget", DataSources: []string{"overview"}}
+	if ds := Validate("example.json", []byte(example), ctx); len(ds) > 0 {
+		t.Errorf("the docs' example document: %v", ds)
+	}
+
+	widget, err := os.ReadFile("../plugins/classrooms/widgets/overview.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(widget), "data.overview.total", "data.overveiw.total", 1)
+	ds := Validate("widgets/overview.json", []byte(bad), ctx)
+	if len(ds) != 1 {
+		t.Fatalf("want one diagnostic, got %v", ds)
+	}
+	if want := "```\n" + ds[0].String() + "\n```"; !strings.Contains(doc, want) {
+		t.Errorf("docs/GENUI.md does not show the diagnostic Validate gives:\n%s", want)
+	}
+}
