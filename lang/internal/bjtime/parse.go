@@ -14,6 +14,7 @@ import (
 //     Beijing time; a space may replace the T;
 //   - YYYY-M-D, YYYY/M/D and YYYY.M.D, each optionally followed by a space and H:mm[:ss];
 //   - YYYY年M月D日 and M月D日 (日 or 号), optionally followed by H:mm[:ss]; M月D日 is in the year of now;
+//   - any of the date forms above may be followed by a weekday (周二, 星期二), which is not checked;
 //   - MM-DD [H:mm[:ss]] in the year of now; H:mm[:ss] on the day of now;
 //   - relative to now: 刚刚 (also 刚才); N秒前, N分钟前, N小时前, N天前, N周前 and sums of them
 //     such as 1小时10分钟前 (后 instead of 前 counts forward; N天前 keeps the time of day);
@@ -321,6 +322,11 @@ func parseAbsolute(s string, now int64) (int64, bool) {
 			return 0, false
 		}
 		year = PartsOf(now).Year
+	}
+	// An optional weekday (周二, 星期二), as news pages write after a date; it is not checked.
+	// A time may follow it with or without a space.
+	if r, ok := skipWeekday(strings.TrimLeft(s, " ")); ok {
+		s, chinese = strings.TrimLeft(r, " "), true
 	}
 	// The optional time of day: after a space (or T in ISO 8601); 年月日 may run straight on.
 	var c clock
