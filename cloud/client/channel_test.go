@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -215,5 +216,100 @@ func TestChannelExpiry(t *testing.T) {
 	}
 	// Events is closed after the end.
 	for range ch.Events() {
+	}
+}
+
+func TestResumeChannelAfterRestart(t *testing.T) {
+	ts := newTestServer(t)
+	ctx := context.Background()
+	ids := &client.MemIdentityStore{} // the device's keystore, kept across the restart
+	p1, err := ts.newClient(t, ids).Plugin("demo", "channels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := p1.OpenChannel(ctx, client.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next(t, ch.Events(), client.EventConnected)
+	v, err := client.Join(ctx, ch.Link(), client.ViewerOptions{Backoff: fastBackoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Leave()
+	next(t, ch.Events(), client.EventJoin)
+	next(t, v.Events(), client.EventConnected)
+
+	saved, err := ch.State().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprintf("%v %+v %#v %s", ch.State(), ch.State(), ch.State(), ch.State()); s != "[channel state] [channel state] [channel state] [channel state]" {
+		t.Errorf("state printed as %q", s)
+	}
+	link := ch.Link().Reveal()
+	// The app stops: the owner goes offline, the viewer hears it.
+	ch.Disconnect()
+	if ev := next(t, v.Events(), client.EventOwner); ev.Online {
+		t.Errorf("owner presence after Disconnect: online")
+	}
+	// The app starts again: a new Client over the same keystore, the saved channel state.
+	var st client.ChannelState
+	if err := st.UnmarshalBinary(saved); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := ts.newClient(t, ids).Plugin("demo", "channels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := p2.ResumeChannel(ctx, st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Disconnect()
+	if resumed.Link().Reveal() != link {
+		t.Errorf("resumed link differs")
+	}
+	next(t, resumed.Events(), client.EventConnected)
+	if ev := next(t, v.Events(), client.EventOwner); !ev.Online {
+		t.Errorf("owner presence after resume: offline")
+	}
+	if err := resumed.Send(ctx, v.PeerID(), "resumed"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, v.Events(), client.EventMessage); string(ev.Msg) != `"resumed"` {
+		t.Errorf("viewer got %s", ev.Msg)
+	}
+	if ts.count("POST /v1/devices") != 1 {
+		t.Errorf("%d registrations, want 1", ts.count("POST /v1/devices"))
+	}
+}
+
+func TestResumeClosedChannel(t *testing.T) {
+	ts := newTestServer(t)
+	ctx := context.Background()
+	p, err := ts.newClient(t, nil).Plugin("demo", "channels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := p.OpenChannel(ctx, client.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := ch.State()
+	if err := ch.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := p.ResumeChannel(ctx, st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-resumed.Done()
+	if !client.IsCode(resumed.Err(), protocol.CodeGone) {
+		t.Errorf("resuming a closed channel: Err = %v, want gone", resumed.Err())
+	}
+	ev, ok := <-resumed.Events()
+	if !ok || ev.Type != client.EventClosed || ev.Err == nil {
+		t.Errorf("resuming a closed channel: event %+v, %v", ev, ok)
 	}
 }

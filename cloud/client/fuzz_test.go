@@ -70,3 +70,28 @@ func FuzzIdentityUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzChannelStateUnmarshal: decoding never panics, and whatever decodes re-encodes to the
+// same bytes.
+func FuzzChannelStateUnmarshal(f *testing.F) {
+	f.Add([]byte(`{"v":1,"id":"AAAAAAAAAAAAAAAAAAAAAA","k":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8","chanPriv":"QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8","expiresAt":1767225600000}`))
+	f.Add([]byte(`{"v":1,"id":"x"}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s ChannelState
+		if s.UnmarshalBinary(data) != nil {
+			return
+		}
+		b, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again ChannelState
+		if err := again.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+		if b2, _ := again.MarshalBinary(); !bytes.Equal(b, b2) {
+			t.Fatalf("re-encoding differs:\n%s\n%s", b, b2)
+		}
+	})
+}

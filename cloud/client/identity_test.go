@@ -73,3 +73,21 @@ func TestIdentityUnmarshalErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestChannelStateUnmarshalErrors(t *testing.T) {
+	tests := []struct{ name, in, err string }{
+		{"not JSON", `{`, "channel state: unexpected end of JSON input"},
+		{"version", `{"v":3}`, "channel state: version 3, want 1"},
+		{"id", `{"v":1,"id":"a b"}`, "channel state: id: not a ChannelId"},
+		{"k", `{"v":1,"id":"AAAAAAAAAAAAAAAAAAAAAA","k":"AAEC"}`, "channel state: k: want 32 bytes base64url"},
+		{"chanPriv", `{"v":1,"id":"AAAAAAAAAAAAAAAAAAAAAA","k":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8","chanPriv":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}`, "channel state: chanPriv: want 32 bytes base64url"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s ChannelState
+			if err := s.UnmarshalBinary([]byte(tc.in)); err == nil || err.Error() != tc.err {
+				t.Errorf("err = %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
