@@ -158,7 +158,20 @@ func fastFrame(data []byte) (*frameWire, bool) {
 	ok := p.object(func(key []byte) bool {
 		switch string(key) {
 		case "t":
-			return p.strInto(&b.t, &b.w.T)
+			if b.w.T != nil {
+				return false
+			}
+			s, ok := p.str()
+			switch string(s) { // the common types without an allocation
+			case FrameMsg:
+				b.t = FrameMsg
+			case FramePing:
+				b.t = FramePing
+			default:
+				b.t = string(s)
+			}
+			b.w.T = &b.t
+			return ok
 		case "to":
 			return p.strInto(&b.to, &b.w.To)
 		case "peerId":

@@ -338,7 +338,8 @@ func (s *Server) relayOwnerFrame(rm *room, data []byte) []byte {
 		if st.conn == nil {
 			return ownerError(protocol.CodeConflict, "peer "+f.To+" is offline; use the mailbox")
 		}
-		st.conn.enqueue(peerFrame(protocol.PeerInFrame{T: protocol.FrameMsg, Env: f.Env}))
+		out := protocol.PeerInFrame{T: protocol.FrameMsg, Env: f.Env}
+		st.conn.enqueue(out.AppendJSON(make([]byte, 0, len(f.Env.N)+len(f.Env.C)+40)))
 	case protocol.FrameKick:
 		st := rm.seats[f.PeerID]
 		if st == nil {
@@ -391,7 +392,8 @@ func (s *Server) relayPeerFrame(rm *room, st *seat, data []byte) (*protocol.Erro
 			e := errf(protocol.CodeConflict, "the owner is offline")
 			return e, peerError(e.Code, e.Message)
 		}
-		rm.owner.enqueue(ownerFrame(protocol.OwnerInFrame{T: protocol.FrameMsg, PeerID: st.p.ID, Env: f.Env}))
+		out := protocol.OwnerInFrame{T: protocol.FrameMsg, PeerID: st.p.ID, Env: f.Env}
+		rm.owner.enqueue(out.AppendJSON(make([]byte, 0, len(st.p.ID)+len(f.Env.N)+len(f.Env.C)+56)))
 	}
 	return nil, nil
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -289,7 +288,12 @@ func writeError(w http.ResponseWriter, pe *protocol.Error) {
 	writeJSON(w, status, pe.Body())
 }
 
+// bodyTimeout bounds reading a request body and writing a JSON answer; the connection's
+// deadlines are reset by net/http after each request, so they never reach a later socket.
+const bodyTimeout = 30 * time.Second
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(bodyTimeout))
 	b, err := json.Marshal(v)
 	if err != nil {
 		status, b = 500, []byte(`{"error":{"code":"server","message":"encoding failed"}}`)
@@ -312,13 +316,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, max int64, v protocol.Vali
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return errf(protocol.CodeBadRequest, "Content-Type must be application/json")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err := readBody(w, r, max)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errf(protocol.CodePayloadTooLarge, "the body is over %d bytes", max)
-		}
-		return errf(protocol.CodeBadRequest, "reading the body: %v", err)
+		return err
 	}
 	if err := protocol.Decode(body, v); err != nil {
 		return errf(protocol.CodeBadRequest, "%v", err)

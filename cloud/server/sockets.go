@@ -19,7 +19,9 @@ import (
 // idle sockets cost no read buffer of their own.
 var readPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// readBody reads at most max bytes of body within bodyTimeout.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -149,7 +151,21 @@ func (s *Server) writeLoop(ws *websocket.Conn, c *conn) {
 	for {
 		select {
 		case b := <-c.send:
-			if !write(b) {
+			// One deadline for this frame and whatever else is already queued (at most
+			// SendQueue frames), so a busy socket does not pay for a timer per frame.
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
+			err := ws.Write(ctx, websocket.MessageText, b)
+		more:
+			for err == nil {
+				select {
+				case b = <-c.send:
+					err = ws.Write(ctx, websocket.MessageText, b)
+				default:
+					break more
+				}
+			}
+			cancel()
+			if err != nil {
 				c.close(0, "")
 				ws.CloseNow()
 				return
