@@ -46,6 +46,8 @@ func (c *checker) visit(n node) bool {
 			c.errs.add(n.p, "unknown name 'undefined' (there is no undefined; use null)")
 		case c.laterFunc(n.name):
 			c.errs.add(n.p, "function '%s' is defined later; a function may only use functions defined before it", n.name)
+		case globalHints[n.name] != "":
+			c.errs.add(n.p, "unknown name '%s' (%s)", n.name, globalHints[n.name])
 		default:
 			c.errs.add(n.p, "unknown name '%s'", n.name)
 		}
@@ -68,8 +70,13 @@ func (c *checker) visit(n node) bool {
 			c.errs.add(n.p, "unknown function '%s'", n.name)
 		}
 	case *methodNode:
+		if id, ok := n.recv.(*identNode); ok && id.idx < 0 && !c.inScope(id.name) && !c.funcVisible(id.name) {
+			return true // Math.max(…): the unknown receiver is the error worth reporting
+		}
 		b := c.x.env.lookupBuiltin(n.name)
 		switch {
+		case b == nil && methodHints[n.name] != "":
+			c.errs.add(n.p, "unknown method '%s' (%s)", n.name, methodHints[n.name])
 		case b == nil:
 			c.errs.add(n.p, "unknown method '%s'", n.name)
 		case !b.method:
@@ -105,8 +112,9 @@ func (c *checker) checkBuiltin(b *builtin, p Pos, args []node, shift int) {
 	}
 }
 
-// FreeNames returns the global names x reads (not arrow parameters), in order of first use,
-// without duplicates. The plugin validator uses it to say which earlier step a name needs.
+// FreeNames returns the global names x reads (not arrow parameters, and not the names of called
+// functions), in order of first use, without duplicates. The plugin validator uses it to say
+// which earlier step a name needs.
 func (x *Expr) FreeNames() []string {
 	var out []string
 	seen := map[string]bool{}
@@ -122,3 +130,43 @@ func (x *Expr) FreeNames() []string {
 
 // String returns the expression's source.
 func (x *Expr) String() string { return x.src }
+
+// globalHints say what to write instead of a JavaScript global, which the language does not
+// have.
+var globalHints = map[string]string{
+	"Math":               "use round, floor, ceil, abs, min, max or clamp",
+	"Object":             "use keys, values, entries, fromEntries, merge, pick or omit",
+	"JSON":               "use json(text) and toJson(value)",
+	"Number":             "use num(x)",
+	"parseInt":           "use int(x)",
+	"parseFloat":         "use num(x)",
+	"String":             "use str(x)",
+	"Array":              "use isList(x) or range(n)",
+	"Date":               "use date(x), formatDate(ms) and now",
+	"isNaN":              "use num(x) ?? fallback",
+	"console":            "expressions cannot print; return the value or put it in a check's error",
+	"window":             "there are no browser globals",
+	"document":           "use html(text) and select(node, css)",
+	"globalThis":         "there are no globals",
+	"encodeURIComponent": "use encode(s)",
+	"decodeURIComponent": "use decode(s)",
+}
+
+// methodHints say what to call instead of a JavaScript method the library does not have.
+var methodHints = map[string]string{
+	"toString":       "use str(x)",
+	"toFixed":        "use fixed(x, digits)",
+	"push":           "lists never change; use concat(list, [x]) or [...list, x]",
+	"pop":            "lists never change; use slice(list, 0, -1) and at(list, -1)",
+	"shift":          "lists never change; use slice(list, 1) and at(list, 0)",
+	"unshift":        "lists never change; use [x, ...list]",
+	"splice":         "lists never change; use slice and concat",
+	"forEach":        "use map",
+	"substr":         "use slice(s, start, end) or substring",
+	"charAt":         "use at(s, i) or s[i]",
+	"trimLeft":       "use trimStart",
+	"trimRight":      "use trimEnd",
+	"toLocaleString": "use fixed(x, digits) or formatDate(ms)",
+	"findLast":       "use reverse(list).find(f)",
+	"hasOwnProperty": "use has(obj, key)",
+}
