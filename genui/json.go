@@ -85,8 +85,13 @@ func parseJSON(src []byte) (*jvalue, error) {
 	if err != nil {
 		return nil, err
 	}
-	if start := p.skip(int(p.dec.InputOffset())); start < len(src) {
-		return nil, &syntaxError{off: start, msg: "unexpected data after the document"}
+	// Only white space may follow; skip would also pass over a stray ',' or ':'.
+	rest := int(p.dec.InputOffset())
+	for rest < len(src) && (src[rest] == ' ' || src[rest] == '\t' || src[rest] == '\n' || src[rest] == '\r') {
+		rest++
+	}
+	if rest < len(src) {
+		return nil, &syntaxError{off: rest, msg: "unexpected data after the document"}
 	}
 	return v, nil
 }

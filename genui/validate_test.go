@@ -56,6 +56,9 @@ func TestValidate(t *testing.T) {
 		{"trailing data", nil, `{} {}`, []string{
 			"w.json:1:4: invalid JSON: unexpected data after the document",
 		}},
+		{"trailing comma", nil, "{}, ", []string{
+			"w.json:1:3: invalid JSON: unexpected data after the document",
+		}},
 		{"not an object", nil, `[1]`, []string{
 			"w.json:1:1: $: a document is a JSON object, not a list",
 		}},
