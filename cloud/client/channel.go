@@ -66,8 +66,8 @@ type peerState struct {
 
 // PeerInfo is what the owner knows of one viewer.
 type PeerInfo struct {
-	PeerID string
-	Online bool
+	PeerID string // the seat
+	Online bool   // whether its socket is connected
 }
 
 // OpenChannel opens a channel (POST /v1/channels) and connects its owner socket. The plugin

@@ -29,15 +29,15 @@ const (
 // comes from a party that holds the link, so validate it before use (seed 003 “对端发来的帧一律
 // 先校验”).
 type Event struct {
-	Type      EventType
-	PeerID    string
-	Online    bool
-	Msg       json.RawMessage
-	Reason    string
-	Code      protocol.ErrorCode
-	Message   string
-	ExpiresAt time.Time
-	Err       error
+	Type      EventType          // what happened
+	PeerID    string             // join, leave, peer, and owner-side message and error
+	Online    bool               // peer and owner presence; connected (viewer: the owner's)
+	Msg       json.RawMessage    // message: the decrypted JSON
+	Reason    string             // closed: owner, expired, revoked, locked, server or kicked
+	Code      protocol.ErrorCode // error frame: the wire code
+	Message   string             // error frame: the server's message
+	ExpiresAt time.Time          // connected, extended: the channel's expiry
+	Err       error              // disconnected, undecryptable frames, and ends without a closed frame
 }
 
 // emit delivers ev unless the consumer is gone (done closed).

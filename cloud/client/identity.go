@@ -21,10 +21,10 @@ import (
 // bytes from which end-to-end store keys are derived. No student number, no name. StoreSecret
 // never leaves the device; the server learns only the two public keys.
 type Identity struct {
-	DeviceID    string
-	Sign        ed25519.PrivateKey
-	Box         *ecdh.PrivateKey
-	StoreSecret [32]byte
+	DeviceID    string             // server-given DeviceId; empty until registered
+	Sign        ed25519.PrivateKey // signs auth challenges
+	Box         *ecdh.PrivateKey   // X25519, registered as boxPub
+	StoreSecret [32]byte           // root of end-to-end store keys; never sent
 }
 
 // NewIdentity makes fresh keys; DeviceID stays empty until the device registers.
@@ -151,7 +151,7 @@ func (m *MemIdentityStore) Save(_ context.Context, id *Identity) error {
 // FileIdentityStore is an IdentityStore in one JSON file, written with mode 0600 through a
 // temporary file and a rename so a crash never leaves half an identity.
 type FileIdentityStore struct {
-	Path string
+	Path string // the JSON file; its directory is created with mode 0700
 }
 
 // Load reads the file; a missing file is no identity.

@@ -17,10 +17,10 @@ import (
 // expiry last heard. It is as secret as the link: it prints as "[channel state]" and only
 // MarshalBinary writes the keys, for the keystore.
 type ChannelState struct {
-	ID        string
-	Secret    [protocol.ShareSecretSize]byte
-	ChanPriv  [protocol.KeySize]byte
-	ExpiresAt time.Time
+	ID        string                         // the ChannelId
+	Secret    [protocol.ShareSecretSize]byte // the share secret k of the link
+	ChanPriv  [protocol.KeySize]byte         // the channel's X25519 private key
+	ExpiresAt time.Time                      // the expiry last heard
 }
 
 const redactedState = "[channel state]"

@@ -43,7 +43,10 @@ const (
 // peer).
 type permanentError struct{ err error }
 
+// Error is the wrapped error's message.
 func (e *permanentError) Error() string { return e.err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *permanentError) Unwrap() error { return e.err }
 
 // socket keeps one WebSocket to the relay alive: it dials, hands every message to handle,

@@ -37,26 +37,26 @@ func (p *Plugin) Store(e2e bool) *Store { return &Store{p: p, e2e: e2e} }
 // Item is a stored value: Value is its JSON (decrypted when the store is end-to-end); Version
 // is the server's version (≥ 1); ExpiresAt is zero without a TTL.
 type Item struct {
-	Key       string
-	Value     json.RawMessage
-	Version   int64
-	UpdatedAt time.Time
-	ExpiresAt time.Time
+	Key       string          // the StoreKey
+	Value     json.RawMessage // JSON; decrypted for an end-to-end store
+	Version   int64           // ≥ 1, grows with every write
+	UpdatedAt time.Time       // server time of the last write (ms precision)
+	ExpiresAt time.Time       // zero without a TTL
 }
 
 // ListItem is one key of List, without its value.
 type ListItem struct {
-	Key       string
-	Version   int64
-	UpdatedAt time.Time
+	Key       string    // the StoreKey
+	Version   int64     // ≥ 1
+	UpdatedAt time.Time // server time of the last write
 }
 
 // PutOptions are Put's options. IfVersion, when set, makes the write conditional (If-Match):
 // it fails with a `conflict` error unless the stored version equals *IfVersion; 0 means the key
 // must not exist yet. TTL, when positive, is the value's lifetime (rounded up to seconds).
 type PutOptions struct {
-	IfVersion *int64
-	TTL       time.Duration
+	IfVersion *int64        // nil: unconditional; 0: create only; n: only over version n
+	TTL       time.Duration // 0: no expiry
 }
 
 // IfVersion is a helper for PutOptions.IfVersion.

@@ -245,9 +245,9 @@ func (v *Viewer) Send(ctx context.Context, msg any) error {
 
 // MailboxMessage is one opened mailbox slot.
 type MailboxMessage struct {
-	Slot      string
-	Msg       json.RawMessage
-	ExpiresAt time.Time
+	Slot      string          // the MailboxSlot
+	Msg       json.RawMessage // the opened JSON; validate before use
+	ExpiresAt time.Time       // when the server drops the slot
 }
 
 // Mailbox reads the blobs the owner left (GET /v1/c/{id}/mailbox) and opens them with encKey.
