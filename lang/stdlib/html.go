@@ -117,8 +117,10 @@ func fnSelect(c *expr.Call, args []any) (any, error) {
 		return nil, err
 	}
 	out := make([]any, len(nodes))
+	boxes := make([]expr.Node, len(nodes)) // one allocation for all the node values
 	for i, x := range nodes {
-		out[i] = &expr.Node{N: x}
+		boxes[i].N = x
+		out[i] = &boxes[i]
 	}
 	return out, nil
 }

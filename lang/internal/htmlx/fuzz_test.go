@@ -3,10 +3,13 @@ package htmlx
 import (
 	"strings"
 	"testing"
+
+	"github.com/andybalholm/cascadia"
 )
 
-// FuzzHTML parses any string as a node and checks the invariants of Text and TableGrid: no
-// panic, text without white space at either end, every row of the grid Width slots long, each
+// FuzzHTML parses any string as a node and checks the invariants of Text, Select and TableGrid:
+// no panic, text without white space at either end, Select and First finding what cascadia's own
+// QueryAll finds, every row of the grid Width slots long, each
 // slot of a cell inside the cell's rectangle, each cell's top-left slot its own, and the cost of
 // the walk within one operation per KB plus one of what the text walk charges.
 func FuzzHTML(f *testing.F) {
@@ -31,6 +34,26 @@ func FuzzHTML(f *testing.F) {
 		}
 		if strings.Trim(text, " \t\n\r\f") != text {
 			t.Fatalf("Text(%q) = %q has white space at an end", s, text)
+		}
+		// select walks as cascadia does: same elements, same order.
+		for _, css := range []string{"*", "td, th", "p > b"} {
+			sel, _ := Compile(css)
+			ours, err := sel.Select(n, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs := cascadia.QueryAll(n, sel.group)
+			if len(ours) != len(theirs) {
+				t.Fatalf("select %q: %d nodes, cascadia %d", css, len(ours), len(theirs))
+			}
+			for i := range ours {
+				if ours[i] != theirs[i] {
+					t.Fatalf("select %q: node %d differs from cascadia's", css, i)
+				}
+			}
+			if first, _ := sel.First(n, nil); len(theirs) > 0 && first != theirs[0] || len(theirs) == 0 && first != nil {
+				t.Fatalf("first %q differs from cascadia's", css)
+			}
 		}
 		table := FindTable(n)
 		if table == nil {

@@ -65,32 +65,45 @@ func subtreeSize(n *html.Node) int {
 // query walks the descendants of root (not root itself, as querySelectorAll) in document order
 // and collects the elements that match, stopping after limit matches when limit > 0. Each node
 // walked costs its weight; for a deep selector each candidate element also costs its subtree
-// (times the number of deep pseudo-classes), since matching it reads that subtree.
+// (times the number of deep pseudo-classes), since matching it reads that subtree. The walk is
+// written out rather than built on walk: it is the hot path of select and first.
 func (s *Selector) query(root *html.Node, m Meter, limit int) ([]*html.Node, error) {
 	var out []*html.Node
 	mt := meter{m: m}
-	err := walk(root, func(n *html.Node) (bool, error) {
-		if limit > 0 && len(out) >= limit {
-			return false, nil
-		}
+	if err := mt.add(weight(root)); err != nil {
+		return nil, err
+	}
+	n := root.FirstChild
+	for n != nil {
 		if err := mt.add(weight(n)); err != nil {
-			return false, err
+			return nil, err
 		}
-		if n == root || n.Type != html.ElementNode {
-			return true, nil
-		}
-		if s.deep > 0 && m != nil {
-			if err := mt.add(s.deep * subtreeSize(n) * elementWeight); err != nil {
-				return false, err
+		if n.Type == html.ElementNode {
+			if s.deep > 0 && m != nil {
+				if err := mt.add(s.deep * subtreeSize(n) * elementWeight); err != nil {
+					return nil, err
+				}
+			}
+			if s.match(n) {
+				out = append(out, n)
+				if limit > 0 && len(out) >= limit {
+					break
+				}
 			}
 		}
-		if s.match(n) {
-			out = append(out, n)
+		// Next in document order: first child, else the next sibling of n or of an ancestor
+		// below root.
+		if n.FirstChild != nil {
+			n = n.FirstChild
+			continue
 		}
-		return true, nil
-	}, nil)
-	if err != nil {
-		return nil, err
+		for n != root && n.NextSibling == nil {
+			n = n.Parent
+		}
+		if n == root {
+			break
+		}
+		n = n.NextSibling
 	}
 	return out, nil
 }
