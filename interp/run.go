@@ -43,6 +43,9 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		}
 		return nil, errf(KindInput, "plugin %s has no tool %q (it has %s)", p.Manifest.ID, tool, strings.Join(names, ", "))
 	}
+	if t.Env == nil {
+		return nil, errf(KindInput, "tool %s did not load (the plugin has validation errors)", tool)
+	}
 	limit := runTimeLimit
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &runTimeError{limit})
 	defer cancel()
@@ -143,6 +146,9 @@ func (s *scope) Lookup(name string) (any, bool) {
 	case "input":
 		return tc.input, true
 	case "constants":
+		if tc.t.AllConstants == nil {
+			return nil, true
+		}
 		return tc.t.AllConstants, true
 	case "now":
 		return tc.now, true
@@ -302,8 +308,35 @@ func (r *run) renderText(ctx context.Context, s expr.Vars, f *plugin.TemplateFie
 	return txt, nil
 }
 
+// incomplete reports a step that did not decode fully (its plugin has
+// validation errors), so that running it fails instead of panicking.
+func incomplete(st *plugin.Step) bool {
+	switch st.Kind {
+	case plugin.StepRequest:
+		return st.Request == nil
+	case plugin.StepEach:
+		return st.Each == nil || (st.Request == nil && st.Value == nil && st.Steps == nil)
+	case plugin.StepPaginate:
+		return st.Paginate == nil || st.Paginate.Request == nil || st.Paginate.Items == nil
+	case plugin.StepExtract:
+		return st.Extract == nil || st.Extract.From == nil
+	case plugin.StepIf:
+		return st.If == nil
+	case plugin.StepCheck:
+		return st.Check == nil
+	case plugin.StepKV:
+		return st.Key == nil
+	case plugin.StepCache:
+		return st.Cache == nil || st.Cache.Key == nil
+	}
+	return false
+}
+
 // exec runs one step by kind.
 func (r *run) exec(ctx context.Context, s *scope, st *plugin.Step, depth int) (any, error) {
+	if incomplete(st) {
+		return nil, errf(KindExpression, "%s step is incomplete (the plugin has validation errors)", st.Kind)
+	}
 	switch st.Kind {
 	case plugin.StepValue:
 		return r.eval(ctx, s, st.Value)
