@@ -1,5 +1,10 @@
 package expr
 
+import (
+	"errors"
+	"unicode/utf8"
+)
+
 // Check reports, with positions, what the parser lets through but the language refuses
 // (SPEC-DECISIONS §2 and §4): names that are neither in scope (inScope reports the names the
 // step may use — input, constants, now, earlier lets…) nor a function; calls to unknown
@@ -107,9 +112,45 @@ func (c *checker) checkBuiltin(b *builtin, p Pos, args []node, shift int) {
 			continue
 		}
 		if _, err := c.x.env.Regexp(s); err != nil {
-			c.errs.add(lit.p, "%s: %v", b.name, err)
+			p := lit.p
+			var re *RegexError
+			if errors.As(err, &re) && re.Offset >= 0 {
+				p = c.patternPos(lit.p, re.Offset)
+			}
+			c.errs.add(p, "%s: %v", b.name, err)
 		}
 	}
+}
+
+// patternPos maps byte offset off of a string literal's value to its position in the source,
+// stepping over the escapes between.
+func (c *checker) patternPos(lit Pos, off int) Pos {
+	src := c.x.full
+	if src == "" {
+		src = c.x.src
+	}
+	if lit.Offset >= len(src) || (src[lit.Offset] != '\'' && src[lit.Offset] != '"') {
+		return lit
+	}
+	quote := src[lit.Offset]
+	p := lit
+	i := lit.Offset + 1
+	p.Offset, p.Col = i, p.Col+1
+	for decoded := 0; decoded < off && i < len(src) && src[i] != quote; {
+		if src[i] == '\\' {
+			next, out := unescape(src, i, quote)
+			decoded += len(out)
+			p.Col += utf8.RuneCountInString(src[i:next])
+			i = next
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(src[i:])
+		decoded += size
+		p.Col++
+		i += size
+	}
+	p.Offset = i
+	return p
 }
 
 // FreeNames returns the global names x reads (not arrow parameters, and not the names of called

@@ -193,6 +193,7 @@ func (e *Env) Functions() []string {
 // Expr is a parsed expression, bound to the Env that parsed it.
 type Expr struct {
 	src   string
+	full  string // the text positions refer to: src itself, or the whole template
 	root  node
 	env   *Env
 	limit int64 // user functions with a sequence number below limit are visible
@@ -244,7 +245,7 @@ func (e *Env) parse(src string) (*Expr, error) {
 	if len(errs) > 0 {
 		return nil, errs.Err()
 	}
-	return &Expr{src: src, root: root, env: e, limit: math.MaxInt64}, nil
+	return &Expr{src: src, full: src, root: root, env: e, limit: math.MaxInt64}, nil
 }
 
 // Define adds the user function name (from `functions:` or `shared:`, SPEC-DECISIONS §4). fn must
@@ -274,7 +275,7 @@ func (e *Env) Define(name string, fn *Expr) error {
 	}
 	a = root.(*arrowNode)
 	seq := e.shared.seq.Add(1)
-	body := &Expr{src: fn.src, root: a, env: e, limit: seq}
+	body := &Expr{src: fn.src, full: fn.src, root: a, env: e, limit: seq}
 	f := &Func{name: name, params: a.params, body: a.body, expr: body, noCapture: !containsArrow(a.body)}
 	e.funcs[name] = &userFunc{name: name, seq: seq, fn: f, expr: body}
 	e.order = append(e.order, name)

@@ -10,7 +10,7 @@ import (
 const MaxRegexLen = 1000
 
 // RegexError is a refused or invalid pattern; Offset is the byte offset in the pattern of the
-// problem (0 when unknown).
+// problem (-1 when unknown).
 type RegexError struct {
 	Offset int
 	Msg    string
@@ -41,7 +41,7 @@ func (e *Env) Regexp(pattern string) (*regexp.Regexp, error) {
 
 func compileRegex(pattern string) (*regexp.Regexp, error) {
 	if len(pattern) > MaxRegexLen {
-		return nil, &RegexError{Msg: fmt.Sprintf("regex is too long (%d bytes, the limit is %d)", len(pattern), MaxRegexLen)}
+		return nil, &RegexError{Offset: -1, Msg: fmt.Sprintf("regex is too long (%d bytes, the limit is %d)", len(pattern), MaxRegexLen)}
 	}
 	cleaned, err := scanRegex(pattern)
 	if err != nil {
@@ -50,7 +50,7 @@ func compileRegex(pattern string) (*regexp.Regexp, error) {
 	re, cerr := regexp.Compile(cleaned)
 	if cerr != nil {
 		msg := strings.TrimPrefix(cerr.Error(), "error parsing regexp: ")
-		return nil, &RegexError{Msg: "invalid regex: " + msg}
+		return nil, &RegexError{Offset: -1, Msg: "invalid regex: " + msg}
 	}
 	return re, nil
 }

@@ -62,7 +62,7 @@ func (e *Env) parseTemplate(src string) (*Template, ErrorList) {
 			}
 			t.strs = append(t.strs, b.String())
 			b.Reset()
-			t.exprs = append(t.exprs, &Expr{src: src[j+2 : max(j+2, end-1)], root: root, env: e, limit: 1<<63 - 1})
+			t.exprs = append(t.exprs, &Expr{src: src[j+2 : max(j+2, end-1)], full: src, root: root, env: e, limit: 1<<63 - 1})
 			i = end
 		default:
 			b.WriteString(src[i : j+1])
