@@ -496,3 +496,19 @@ func TestChannelRecordRetention(t *testing.T) {
 		}
 	}
 }
+
+func TestChannelExpiredBetweenSweeps(t *testing.T) {
+	e := newEnv(t, nil)
+	o := e.ownerUp(1)
+	e.clk.Add(15 * time.Minute) // the TTL, with no sweep run
+	if r := e.do("PATCH", "/v1/channels/"+o.sh.id, o.tok, `{"ttlS":600}`); r.status != 410 ||
+		string(r.body) != `{"error":{"code":"gone","message":"the channel is expired"}}`+"\n" {
+		t.Errorf("extend: %d %s", r.status, r.body)
+	}
+	if f := o.ws.next(); f != `{"t":"closed","reason":"expired"}` {
+		t.Errorf("owner: %s", f)
+	}
+	if c := o.ws.closeCode(); c != 4010 {
+		t.Errorf("close %d", c)
+	}
+}

@@ -76,11 +76,20 @@ func (h *hub) room(ctx context.Context, id string) (*room, error) {
 	if !protocol.ValidID(id) {
 		return nil, errf(protocol.CodeNotFound, "no channel %q", id)
 	}
+	now := h.s.nowMs()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if rm := h.rooms[id]; rm != nil {
+		rm.mu.Lock()
+		expired := rm.ch.ExpiresAt <= now
+		rm.mu.Unlock()
+		h.mu.Unlock()
+		if expired { // between two sweeps: expire it now rather than serve it
+			h.expire(ctx, now)
+			return nil, errf(protocol.CodeGone, "the channel is expired")
+		}
 		return rm, nil
 	}
+	defer h.mu.Unlock()
 	ch, err := h.s.st.Channel(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, errf(protocol.CodeNotFound, "no channel %q", id)
@@ -90,7 +99,7 @@ func (h *hub) room(ctx context.Context, id string) (*room, error) {
 	if ch.Status != protocol.StatusOpen {
 		return nil, errf(protocol.CodeGone, "the channel is %s", ch.Status)
 	}
-	if ch.ExpiresAt <= h.s.nowMs() {
+	if ch.ExpiresAt <= now {
 		if err := h.s.st.SetChannelStatus(ctx, id, protocol.StatusExpired); err != nil {
 			return nil, err
 		}

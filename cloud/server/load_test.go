@@ -75,6 +75,19 @@ func runLoadServer(addr string) int {
 	return 1
 }
 
+// cpuTicks is the process's user + system CPU time in clock ticks (/proc/PID/stat).
+func cpuTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + k
+}
+
 func rssKB(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -271,10 +284,13 @@ func TestLoad(t *testing.T) {
 		}()
 	}
 	time.Sleep(2 * time.Second) // warm up
-	start, n0 := time.Now(), received.Load()
+	start, n0, c0 := time.Now(), received.Load(), cpuTicks(cmd.Process.Pid)
 	time.Sleep(time.Duration(secs) * time.Second)
-	el, n1 := time.Since(start), received.Load()
-	t.Logf("relayed %.0f frames/s (target %d/s) over %d pairs", float64(n1-n0)/el.Seconds(), rate, pairs)
+	el, n1, c1 := time.Since(start), received.Load(), cpuTicks(cmd.Process.Pid)
+	frames := float64(n1 - n0)
+	cpuUS := float64(c1-c0) * 1e6 / 100 // USER_HZ is 100 on Linux
+	t.Logf("relayed %.0f frames/s (target %d/s) over %d pairs; server CPU %.1f µs per frame (%.0f frames/s per core)",
+		frames/el.Seconds(), rate, pairs, cpuUS/frames, frames/(cpuUS/1e6))
 	rss2 := rssKB(cmd.Process.Pid)
 	t.Logf("server RSS under load %d KB (%.1f KB per socket)", rss2, float64(rss2-rss0)/float64(socks))
 	close(stop)

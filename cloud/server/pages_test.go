@@ -81,6 +81,10 @@ func TestWebSocketOriginCheck(t *testing.T) {
 	if err == nil || res == nil || res.StatusCode != 403 {
 		t.Fatalf("foreign origin: %v %v", err, res)
 	}
+	r := e.do("GET", "/v1/c/"+o.sh.id+"/ws?t="+v.token, "", nil)
+	if r.status != 426 || string(r.body) != `{"error":{"code":"bad_request","message":"this endpoint needs a WebSocket upgrade"}}`+"\n" {
+		t.Errorf("plain GET: %d %s", r.status, r.body)
+	}
 	c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {e.url}}})
 	if err != nil {
 		t.Fatalf("same origin: %v", err)

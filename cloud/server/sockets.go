@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +36,45 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	return b, nil
 }
 
+// checkUpgrade answers, as JSON errors, what websocket.Accept would refuse in plain text: a
+// request that is not a WebSocket upgrade, and a browser Origin that is neither this host nor
+// one of Config.WebSocketOrigins (apps send no Origin).
+func (s *Server) checkUpgrade(r *http.Request) error {
+	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
+		e := errf(protocol.CodeBadRequest, "this endpoint needs a WebSocket upgrade")
+		e.Status = http.StatusUpgradeRequired
+		return e
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return errf(protocol.CodeForbidden, "bad Origin header")
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return nil
+	}
+	for _, p := range s.cfg.WebSocketOrigins {
+		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(u.Host)); ok {
+			return nil
+		}
+	}
+	return errf(protocol.CodeForbidden, "Origin %s may not open sockets here", origin)
+}
+
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		OriginPatterns:  s.cfg.WebSocketOrigins,
@@ -51,6 +93,9 @@ func (s *Server) ownerSocket(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		rm, err := s.ownedRoom(r, id, true)
 		if err != nil {
+			return err
+		}
+		if err := s.checkUpgrade(r); err != nil {
 			return err
 		}
 		ws, err := s.accept(w, r)
@@ -83,6 +128,9 @@ func (s *Server) peerSocket(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		rm, st, err := s.peerSeat(r, id)
 		if err != nil {
+			return err
+		}
+		if err := s.checkUpgrade(r); err != nil {
 			return err
 		}
 		ws, err := s.accept(w, r)
