@@ -303,9 +303,9 @@ func (ch *Channel) Peers() []PeerInfo {
 // as ctx allows. Frames to offline or unknown peers are refused here rather than dropped by
 // the server; use the Mailbox for offline delivery.
 func (ch *Channel) Send(ctx context.Context, to string, msg any) error {
-	plain, err := json.Marshal(msg)
+	plain, err := marshalFrame(msg)
 	if err != nil {
-		return fmt.Errorf("cloud channel: send: %w", err)
+		return err
 	}
 	type target struct {
 		id  string
@@ -340,6 +340,24 @@ func (ch *Channel) Send(ctx context.Context, to string, msg any) error {
 	}
 	return nil
 }
+
+// marshalFrame marshals a frame's plaintext and checks it fits the frame limit once sealed
+// (limits.channels.frameBytes, 4,096 bytes of ciphertext by default): the server would drop
+// a larger frame with an error frame, long after Send returned.
+func marshalFrame(msg any) ([]byte, error) {
+	plain, err := json.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("cloud channel: send: %w", err)
+	}
+	if n := len(plain) + protocol.Overhead; n > FrameBytes {
+		return nil, fmt.Errorf("cloud channel: send: the frame is %d bytes sealed; the limit is %d", n, FrameBytes)
+	}
+	return plain, nil
+}
+
+// FrameBytes is the largest sealed frame (ciphertext ‖ tag) Send and Viewer.Send accept: the
+// default limits.channels.frameBytes of seed 003.
+const FrameBytes = 4096
 
 // Kick drops a viewer and frees its seat, so the same link can serve someone else.
 func (ch *Channel) Kick(ctx context.Context, peerID string) error {

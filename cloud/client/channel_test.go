@@ -5,6 +5,7 @@ import (
 
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,8 +73,15 @@ func TestChannelExchange(t *testing.T) {
 	if ev := next(t, v.Events(), client.EventMessage); string(ev.Msg) != `[1,2,3]` {
 		t.Errorf("viewer got broadcast %s", ev.Msg)
 	}
-	if err := ch.Send(ctx, "nobody", 1); err == nil {
-		t.Errorf("Send to an unknown peer succeeded")
+	if err := ch.Send(ctx, "nobody", 1); err == nil || err.Error() != "cloud channel: send: peer nobody is not online" {
+		t.Errorf("Send to an unknown peer: err = %v", err)
+	}
+	big := strings.Repeat("x", 4096)
+	if err := ch.Send(ctx, v.PeerID(), big); err == nil || err.Error() != "cloud channel: send: the frame is 4114 bytes sealed; the limit is 4096" {
+		t.Errorf("Send of a 4 KB string: err = %v", err)
+	}
+	if err := v.Send(ctx, big); err == nil {
+		t.Errorf("viewer Send of a 4 KB string succeeded")
 	}
 
 	// Extend: the viewer hears of the new expiry.
@@ -311,5 +319,11 @@ func TestResumeClosedChannel(t *testing.T) {
 	ev, ok := <-resumed.Events()
 	if !ok || ev.Type != client.EventClosed || ev.Err == nil {
 		t.Errorf("resuming a closed channel: event %+v, %v", ev, ok)
+	}
+}
+
+func TestFrameBytesIsTheDefaultLimit(t *testing.T) {
+	if got := protocol.DefaultLimits().Channels.FrameBytes; got != client.FrameBytes {
+		t.Errorf("DEFAULT_LIMITS frameBytes %d, client.FrameBytes %d", got, client.FrameBytes)
 	}
 }

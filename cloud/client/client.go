@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
@@ -47,6 +48,14 @@ type Client struct {
 
 	mu  sync.Mutex
 	dev *Identity // registered identity, once known
+
+	skewMs atomic.Int64 // server clock − local clock, learned from a refused auth
+}
+
+// serverNow is the local clock corrected by the skew learned from the server, the clock auth
+// timestamps and token expiry are measured on.
+func (c *Client) serverNow() time.Time {
+	return c.now().Add(time.Duration(c.skewMs.Load()) * time.Millisecond)
 }
 
 // New checks cfg and returns a Client. It does no I/O: the device registers on first use

@@ -298,3 +298,30 @@ func TestConcurrentTokenMint(t *testing.T) {
 		t.Errorf("16 concurrent Token calls minted %d tokens and registered %d devices, want 1 and 1", p.Minted(), ts.count("POST /v1/devices"))
 	}
 }
+
+func TestTokenWithSkewedClock(t *testing.T) {
+	ts := newTestServer(t)
+	ctx := context.Background()
+	// The phone's clock is 30 minutes slow; the server accepts ±5 minutes.
+	c, err := client.New(client.Config{BaseURL: ts.URL, Now: func() time.Time { return time.Now().Add(-30 * time.Minute) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Plugin("demo", "store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Store(false).Put(ctx, "k", true, client.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := ts.count("POST /v1/auth/token"); n != 2 {
+		t.Errorf("%d token requests, want 2 (refused, then corrected)", n)
+	}
+	// The correction sticks: the token is fresh by the server's clock, so no new mint.
+	if _, err := p.Store(false).Get(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Minted() != 1 {
+		t.Errorf("minted %d, want 1", p.Minted())
+	}
+}

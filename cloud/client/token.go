@@ -66,7 +66,7 @@ func (p *Plugin) Minted() int {
 func (p *Plugin) Token(ctx context.Context) (string, error) {
 	for {
 		p.mu.Lock()
-		if p.token != "" && p.c.now().Add(refreshBefore).Before(p.expires) {
+		if p.token != "" && p.c.serverNow().Add(refreshBefore).Before(p.expires) {
 			t := p.token
 			p.mu.Unlock()
 			return t, nil
@@ -121,24 +121,47 @@ func (p *Plugin) mint(ctx context.Context) (string, time.Time, error) {
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	var nonce [16]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return "", time.Time{}, fmt.Errorf("cloud client: auth nonce: %w", err)
-	}
-	req := protocol.AuthTokenRequest{
-		Aud:      p.c.origin,
-		DeviceID: dev.DeviceID,
-		Plugin:   p.id,
-		Services: p.services,
-		Ts:       p.c.now().UnixMilli(),
-		Nonce:    protocol.B64.EncodeToString(nonce[:]),
-	}
-	protocol.SignAuthChallenge(dev.Sign, &req)
-	var resp protocol.AuthTokenResponse
-	if _, err := doJSON(ctx, p.c.hc, p.c.origin, http.MethodPost, "/v1/auth/token", "", nil, &req, &resp); err != nil {
+	for attempt := 0; ; attempt++ {
+		var nonce [16]byte
+		if _, err := rand.Read(nonce[:]); err != nil {
+			return "", time.Time{}, fmt.Errorf("cloud client: auth nonce: %w", err)
+		}
+		req := protocol.AuthTokenRequest{
+			Aud:      p.c.origin,
+			DeviceID: dev.DeviceID,
+			Plugin:   p.id,
+			Services: p.services,
+			Ts:       p.c.serverNow().UnixMilli(),
+			Nonce:    protocol.B64.EncodeToString(nonce[:]),
+		}
+		protocol.SignAuthChallenge(dev.Sign, &req)
+		var resp protocol.AuthTokenResponse
+		h, err := doJSON(ctx, p.c.hc, p.c.origin, http.MethodPost, "/v1/auth/token", "", nil, &req, &resp)
+		if err == nil {
+			return resp.Token, time.UnixMilli(resp.ExpiresAt), nil
+		}
+		// A phone's clock may be minutes off; the server accepts ±5 min. When it refuses and its
+		// Date header says the clocks differ by more than a minute, adopt its clock and retry once.
+		if attempt == 0 && IsCode(err, protocol.CodeUnauthorized) && p.c.learnSkew(h) {
+			continue
+		}
 		return "", time.Time{}, err
 	}
-	return resp.Token, time.UnixMilli(resp.ExpiresAt), nil
+}
+
+// learnSkew sets the clock correction from a response's Date header when it differs from the
+// current correction by more than a minute, and reports whether it did.
+func (c *Client) learnSkew(h http.Header) bool {
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return false
+	}
+	skew := date.Sub(c.now()).Milliseconds()
+	if d := skew - c.skewMs.Load(); d > -60_000 && d < 60_000 {
+		return false
+	}
+	c.skewMs.Store(skew)
+	return true
 }
 
 // do sends an authenticated request. A 401 means the token died early (server restart, clock

@@ -231,9 +231,9 @@ func (v *Viewer) Connected() bool { return v.sock.connected() }
 // Send seals msg with the per-peer key and sends it to the owner, waiting for the socket while
 // ctx allows.
 func (v *Viewer) Send(ctx context.Context, msg any) error {
-	plain, err := json.Marshal(msg)
+	plain, err := marshalFrame(msg)
 	if err != nil {
-		return fmt.Errorf("cloud viewer: send: %w", err)
+		return err
 	}
 	env, err := protocol.SealBytes(v.key[:], plain)
 	if err != nil {
