@@ -95,6 +95,8 @@ func TestDateBuiltins(t *testing.T) {
 		// arithmetic
 		{"startOfDay", `formatDate(startOfDay(now), 'YYYY-MM-DD HH:mm:ss')`, `"2024-03-05 00:00:00"`},
 		{"startOfDay value", `startOfDay(1709620215250)`, `1709568000000`},
+		{"startOfDay null", `startOfDay(null)`, `null`},
+		{"startOfDay bool", `startOfDay(true)`, `error: 1:1: startOfDay: argument 1 must be a date in Unix ms, got a boolean`},
 		{"addDays", `formatDate(addDays(now, 30), 'YYYY-MM-DD HH:mm')`, `"2024-04-04 14:30"`},
 		{"addDays negative", `formatDate(addDays(now, -5))`, `"2024-02-29 14:30"`},
 		{"addHours", `formatDate(addHours(now, 10))`, `"2024-03-06 00:30"`},

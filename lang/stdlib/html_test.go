@@ -46,6 +46,10 @@ func TestHTMLBuiltins(t *testing.T) {
 		{"innerHtml", `innerHtml(first(page, 'div'))`, "\"<a class=\\\"room\\\" href=\\\"/r/101?x=1&amp;y=2\\\">一教\u00a0101</a><a class=\\\"room\\\" href=\\\"/r/102\\\">一教 102</a><a href=\\\"/other\\\">其他</a>\""},
 		{"outerHtml", `outerHtml(first(page, 'p'))`, `"<p>第一行<br/>第二行</p>"`},
 		{"outerHtml string", `outerHtml('<b>x</b>')`, `"<b>x</b>"`},
+		{"innerHtml null", `innerHtml(null)`, `null`},
+		{"outerHtml number", `outerHtml(5)`, `error: 1:1: outerHtml: argument 1 must be an HTML node or HTML text, got a number`},
+		{"htmlText null", `htmlText(null)`, `null`},
+		{"select null css", `select(page, null)`, `error: 1:1: select: argument 2 must be a CSS selector string, got null`},
 		// errors
 		{"bad selector", `select(page, 'a[')`, `error: 1:1: select: bad CSS selector "a[": expected identifier, found EOF instead`},
 		{"selector not string", `first(page, 1)`, `error: 1:1: first: argument 2 must be a CSS selector string, got a number`},
