@@ -38,13 +38,24 @@ type httpReq struct {
 type param struct{ Name, Value string }
 
 // fullURL returns URL with Query appended, each value encoded as
-// encodeURIComponent does (SPEC-DECISIONS §10).
+// encodeURIComponent does (SPEC-DECISIONS §10). A query written into the
+// URL itself (`?b=${input.building}`) keeps its separators, but bytes that
+// may not appear in a query (spaces, non-ASCII text, quotes…) are
+// percent-encoded so the request line stays valid.
 func (r *httpReq) fullURL() string {
+	u := r.URL
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		rest, frag, hasFrag := strings.Cut(u[i+1:], "#")
+		u = u[:i+1] + escapeQuery(rest)
+		if hasFrag {
+			u += "#" + frag
+		}
+	}
 	if len(r.Query) == 0 {
-		return r.URL
+		return u
 	}
 	var b strings.Builder
-	base, frag, _ := strings.Cut(r.URL, "#")
+	base, frag, _ := strings.Cut(u, "#")
 	b.WriteString(base)
 	sep := "?"
 	if strings.Contains(base, "?") {
@@ -62,6 +73,28 @@ func (r *httpReq) fullURL() string {
 	}
 	if frag != "" {
 		b.WriteString("#" + frag)
+	}
+	return b.String()
+}
+
+// escapeQuery percent-encodes the bytes of a raw query that RFC 3986 does
+// not allow there, leaving separators and existing %XX escapes alone.
+func escapeQuery(q string) string {
+	const hex = "0123456789ABCDEF"
+	isHex := func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0:
+			b.WriteByte(c)
+		case c == '%' && i+2 < len(q) && isHex(q[i+1]) && isHex(q[i+2]):
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
 	}
 	return b.String()
 }

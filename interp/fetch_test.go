@@ -104,6 +104,8 @@ func TestEncodeQuery(t *testing.T) {
 		{"https://a.com/x?", []param{{"q", "-_.!~*'()"}}, "https://a.com/x?q=-_.!~*'()"},
 		{"https://a.com/x#f", []param{{"q", "1"}}, "https://a.com/x?q=1#f"},
 		{"https://a.com/x", nil, "https://a.com/x"},
+		{"https://a.com/x?b=二教 1&c=a+b&d=%E4&e=100%", nil, "https://a.com/x?b=%E4%BA%8C%E6%95%99%201&c=a+b&d=%E4&e=100%25"},
+		{"https://a.com/x?q=\"<>\"#frag ment", []param{{"p", "1"}}, "https://a.com/x?q=%22%3C%3E%22&p=1#frag ment"},
 	}
 	for _, tc := range tests {
 		r := &httpReq{URL: tc.url, Query: tc.query}
