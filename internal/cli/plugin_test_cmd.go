@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/pkuinfo/harness/replay"
@@ -14,11 +15,13 @@ import (
 func init() {
 	Register(&Command{
 		Path:    "plugin test",
-		Usage:   "[--json] DIR…",
+		Usage:   "[--json] [--run REGEX] DIR…",
 		Summary: "replay each plugin's recorded tests (tests/*.yaml) offline",
 		Run:     pluginTest,
 	})
 }
+
+const pluginTestUsage = "usage: harness plugin test [--json] [--run REGEX] DIR…"
 
 // replayArgs removes --json (or -json) from args and reports whether it was there. Any other
 // argument that starts with "-" (before a "--") is returned as bad.
@@ -38,17 +41,47 @@ func replayArgs(args []string) (rest []string, asJSON bool, bad string) {
 	return rest, asJSON, ""
 }
 
-// pluginTest is `harness plugin test [--json] DIR…` (SPEC-DECISIONS §8, §9): one line per test,
-// then `N passed, N failed`. A file argument is taken as its folder when it is a PLUGIN.md, and
-// is otherwise listed as skipped (so that `plugins/*` works beside Go files). Exit 0 when every test passed, 1 when one failed or a plugin could
-// not be loaded, 2 on bad usage.
+// pluginTest is `harness plugin test [--json] [--run REGEX] DIR…` (SPEC-DECISIONS §8, §9): one
+// line per test (only those whose label, such as "classrooms/free: today", matches --run), then
+// `N passed, N failed`. A file argument is taken as its folder when it is a PLUGIN.md, and is
+// otherwise listed as skipped (so that `plugins/*` works beside Go files). Exit 0 when every test
+// passed, 1 when one failed or a plugin could not be loaded, 2 on bad usage.
 func pluginTest(env *Env) int {
-	dirs, asJSON, bad := replayArgs(env.Args)
+	var run *regexp.Regexp
+	var args []string
+	for i := 0; i < len(env.Args); i++ {
+		a := env.Args[i]
+		if a == "--" {
+			args = append(args, env.Args[i:]...)
+			break
+		}
+		if a != "--run" && a != "-run" && !strings.HasPrefix(a, "--run=") && !strings.HasPrefix(a, "-run=") {
+			args = append(args, a)
+			continue
+		}
+		_, pattern, ok := strings.Cut(a, "=")
+		if !ok {
+			if i+1 == len(env.Args) {
+				fmt.Fprintln(env.Stderr, "harness plugin test: --run needs a regular expression")
+				fmt.Fprintln(env.Stderr, pluginTestUsage)
+				return ExitUsage
+			}
+			i++
+			pattern = env.Args[i]
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "harness plugin test: --run: %v\n", err)
+			return ExitUsage
+		}
+		run = re
+	}
+	dirs, asJSON, bad := replayArgs(args)
 	if bad != "" || len(dirs) == 0 {
 		if bad != "" {
 			fmt.Fprintf(env.Stderr, "harness plugin test: unknown flag %s\n", bad)
 		}
-		fmt.Fprintln(env.Stderr, "usage: harness plugin test [--json] DIR…")
+		fmt.Fprintln(env.Stderr, pluginTestUsage)
 		return ExitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -62,7 +95,7 @@ func pluginTest(env *Env) int {
 			}
 			dir = filepath.Dir(dir)
 		}
-		r, err := replay.RunDir(ctx, dir)
+		r, err := replay.RunDirMatching(ctx, dir, run)
 		if err != nil {
 			r.Add(replay.Outcome{Plugin: dir, Problems: []string{err.Error()}})
 		}
