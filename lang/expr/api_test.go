@@ -3,11 +3,14 @@ package expr_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/stdlib"
 )
 
 // TestBuiltinAPI exercises what a builtin sees: Call.Lookup, Context, Charge, CallFunc, Limitf,
@@ -136,5 +139,40 @@ func TestErrorList(t *testing.T) {
 	}
 	if got := expr.Format("a = 1; b", err); strings.Count(got, "^") != 2 {
 		t.Errorf("Format of a list:\n%s", got)
+	}
+}
+
+// One Env and one parsed Expr serve every goroutine of an each step at once.
+func TestConcurrentEval(t *testing.T) {
+	env := stdlib.NewEnv()
+	f, _ := env.Parse("(r) => ({ room: r.room, seats: num(r.cap, 0) })")
+	if err := env.Define("row", f); err != nil {
+		t.Fatal(err)
+	}
+	x, err := env.Parse("page.rows.map(row).filter(r => r.seats > 10).map(r => `${r.room}:${r.seats}`).join(',')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := testVars(t)
+	want := `101:60,102:30`
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 50; j++ {
+				v, err := x.Eval(context.Background(), vars, nil)
+				if err != nil || v != want {
+					errs <- fmt.Errorf("got %v, %v", v, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
