@@ -502,7 +502,7 @@ func TestChannelExpiredBetweenSweeps(t *testing.T) {
 	tok := e.token(e.register(), "card-share", "channels")
 	sh, _ := e.openChannel(tok, 60, 1)
 	o := owner{sh: sh, tok: tok, ws: e.dial("/v1/channels/"+sh.id+"/ws", ownerHdr(tok))}
-	o.ws.next() // hello
+	o.ws.next()            // hello
 	e.clk.Add(time.Minute) // the TTL, with no sweep run
 	if r := e.do("PATCH", "/v1/channels/"+o.sh.id, o.tok, `{"ttlS":600}`); r.status != 410 ||
 		string(r.body) != `{"error":{"code":"gone","message":"the channel is expired"}}`+"\n" {
