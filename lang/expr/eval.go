@@ -231,6 +231,10 @@ func (n *memberNode) evalChain(st *state) (any, bool, error) {
 		return nil, true, nil
 	}
 	v, err := property(x, n.name, n.p)
+	if err != nil && n.optional {
+		// x?.name on a number, boolean, string or node reads as null (SPEC-DECISIONS §1).
+		return nil, false, nil
+	}
 	return v, false, err
 }
 
@@ -279,6 +283,9 @@ func (n *indexNode) evalChain(st *state) (any, bool, error) {
 		return nil, false, err
 	}
 	v, err := index(x, i, n.p)
+	if err != nil && n.optional {
+		return nil, false, nil // x?.[i] where x cannot be indexed reads as null
+	}
 	return v, false, err
 }
 

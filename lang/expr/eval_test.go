@@ -122,6 +122,7 @@ func TestEval(t *testing.T) {
 		// optional chaining short-circuits the whole chain
 		{"none?.a.b.c", "null"}, {"none?.[0].x", "null"}, {"none?.trim().length", "null"},
 		{"page.empty?.x", "null"}, {"page?.rows[0].room", `"101"`},
+		{"page.n?.x", "null"}, {"s?.foo", "null"}, {"s?.length", "5"}, {"true?.[0]", "null"},
 		// arrow functions and methods
 		{"page.rows.map(r => r.room)", `["101","102"]`},
 		{"page.rows.map((r, i) => i)", "[0,1]"},
