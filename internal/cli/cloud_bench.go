@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -47,6 +48,7 @@ type benchOptions struct {
 	StoreDuration time.Duration
 	StoreWorkers  int
 	Setup         int
+	ServerPID     int
 }
 
 // benchReport is what `cloud bench` measures. Connections counts WebSockets (an owner and a
@@ -58,6 +60,7 @@ type benchReport struct {
 	SetupSeconds    float64 `json:"setupSeconds"`
 	MemPerConnKB    float64 `json:"memPerConnKB"`
 	GoroutinesPerCn float64 `json:"goroutinesPerConn"`
+	ServerRSSPerCn  float64 `json:"serverRSSPerConnKB,omitempty"`
 	TargetRate      float64 `json:"targetRate"`
 	Seconds         float64 `json:"seconds"`
 	Sent            int64   `json:"sent"`
@@ -84,6 +87,7 @@ func runCloudBench(env *Env) int {
 	fs.DurationVar(&o.StoreDuration, "store", 3*time.Second, "how long to run store puts, then gets (0 skips)")
 	fs.IntVar(&o.StoreWorkers, "store-workers", 8, "concurrent store clients")
 	fs.IntVar(&o.Setup, "setup", 32, "concurrent channel opens and joins during setup")
+	fs.IntVar(&o.ServerPID, "server-pid", 0, "with --url: the server's process id, to report its resident memory per connection (Linux /proc)")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
@@ -127,6 +131,8 @@ func (o *benchOptions) check() error {
 		return fmt.Errorf("--store-workers %d: want 1–64", o.StoreWorkers)
 	case o.Setup < 1 || o.Setup > 256:
 		return fmt.Errorf("--setup %d: want 1–256", o.Setup)
+	case o.ServerPID != 0 && (o.URL == "" || o.ServerPID < 0):
+		return fmt.Errorf("--server-pid needs --url (the in-process server is measured with the clients)")
 	}
 	return nil
 }
@@ -134,12 +140,37 @@ func (o *benchOptions) check() error {
 func (r *benchReport) print(w io.Writer) {
 	fmt.Fprintf(w, "server          %s\n", r.Server)
 	fmt.Fprintf(w, "connections     %d WebSockets (%d owner/viewer pairs), set up in %.1f s\n", r.Connections, r.Pairs, r.SetupSeconds)
-	fmt.Fprintf(w, "memory          %.1f KB per connection (heap + stacks after GC, both ends when in-process), %.1f goroutines per connection\n", r.MemPerConnKB, r.GoroutinesPerCn)
+	ends := "client ends only"
+	if strings.Contains(r.Server, "in-process") {
+		ends = "both ends: server and clients in this process"
+	}
+	fmt.Fprintf(w, "memory          %.1f KB per connection (heap + stacks after GC, %s), %.1f goroutines per connection\n", r.MemPerConnKB, ends, r.GoroutinesPerCn)
+	if r.ServerRSSPerCn > 0 {
+		fmt.Fprintf(w, "server memory   %.1f KB resident per connection (VmRSS growth of the server process)\n", r.ServerRSSPerCn)
+	}
 	fmt.Fprintf(w, "relay           %.0f frames/s received (target %.0f): %d sent, %d received, %d send errors in %.1f s\n", r.FramesPerSec, r.TargetRate, r.Sent, r.Received, r.SendErrors, r.Seconds)
 	fmt.Fprintf(w, "latency         p50 %.2f ms, p99 %.2f ms, max %.2f ms (owner Send → viewer event, sealing and opening included)\n", r.P50ms, r.P99ms, r.MaxMs)
 	if r.StorePutsPerSec > 0 || r.StoreGetsPerSec > 0 {
 		fmt.Fprintf(w, "store           %.0f puts/s, %.0f gets/s\n", r.StorePutsPerSec, r.StoreGetsPerSec)
 	}
+}
+
+// readRSS reads a process's resident memory (VmRSS, in KB) from /proc.
+func readRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("--server-pid: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+				return 0, fmt.Errorf("--server-pid: VmRSS %q: %w", rest, err)
+			}
+			return kb, nil
+		}
+	}
+	return 0, fmt.Errorf("--server-pid: no VmRSS in /proc/%d/status", pid)
 }
 
 // raiseFileLimit lifts the soft open-file limit to the hard one: every WebSocket is a file
@@ -216,6 +247,12 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 		return nil, err
 	}
 
+	var rss0 int64
+	if o.ServerPID > 0 {
+		if rss0, err = readRSS(o.ServerPID); err != nil {
+			return nil, err
+		}
+	}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -241,6 +278,13 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 	used := float64(after.HeapAlloc+after.StackInuse) - float64(before.HeapAlloc+before.StackInuse)
 	rep.MemPerConnKB = used / float64(rep.Connections) / 1024
 	rep.GoroutinesPerCn = float64(runtime.NumGoroutine()-g0) / float64(rep.Connections)
+	if o.ServerPID > 0 {
+		rss1, err := readRSS(o.ServerPID)
+		if err != nil {
+			return nil, err
+		}
+		rep.ServerRSSPerCn = float64(rss1-rss0) / float64(rep.Connections)
+	}
 
 	fmt.Fprintf(log, "relaying %.0f frames/s for %v…\n", o.Rate, o.Duration)
 	relay(ctx, o, pairs, rep)
