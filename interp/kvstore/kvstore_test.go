@@ -15,10 +15,7 @@ import (
 )
 
 // stores runs one suite against both implementations.
-func stores(t *testing.T, run func(t *testing.T, kv interface {
-	interp.KV
-	Usage(context.Context, string) (int, error)
-})) {
+func stores(t *testing.T, run func(t *testing.T, kv store)) {
 	t.Run("memory", func(t *testing.T) { run(t, NewMemory()) })
 	t.Run("sqlite", func(t *testing.T) {
 		s, err := OpenSQLite(filepath.Join(t.TempDir(), "kv.db"))
@@ -51,6 +48,8 @@ func toJSON(t *testing.T, v any) string {
 type store = interface {
 	interp.KV
 	Usage(context.Context, string) (int, error)
+	DeletePlugin(context.Context, string) error
+	PurgeExpired(context.Context, time.Time) (int, error)
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -206,4 +205,45 @@ func TestSQLitePersists(t *testing.T) {
 	if err != nil || !ok || toJSON(t, e.Value) != `{"b":1,"a":2}` || !e.Expires.Equal(exp) {
 		t.Errorf("after reopen: %v %v %v %v", toJSON(t, e.Value), e.Expires, ok, err)
 	}
+}
+
+func TestHousekeeping(t *testing.T) {
+	ctx := context.Background()
+	base := time.UnixMilli(1_700_000_000_000)
+	stores(t, func(t *testing.T, kv store) {
+		set := func(plugin, key string, exp time.Time) {
+			if err := kv.Set(ctx, plugin, key, interp.Entry{Value: "v", Expires: exp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		set("p", "never", time.Time{})
+		set("p", "old", base.Add(-48*time.Hour))
+		set("p", "recent", base.Add(-time.Hour))
+		set("q", "old", base.Add(-72*time.Hour))
+		set("q", "fresh", base.Add(time.Hour))
+		n, err := kv.PurgeExpired(ctx, base.Add(-24*time.Hour))
+		if err != nil || n != 2 {
+			t.Fatalf("PurgeExpired = %d, %v; want 2", n, err)
+		}
+		for _, k := range []struct {
+			plugin, key string
+			want        bool
+		}{{"p", "never", true}, {"p", "old", false}, {"p", "recent", true}, {"q", "old", false}, {"q", "fresh", true}} {
+			if _, ok, _ := kv.Get(ctx, k.plugin, k.key); ok != k.want {
+				t.Errorf("%s/%s present = %v, want %v", k.plugin, k.key, ok, k.want)
+			}
+		}
+		if used, _ := kv.Usage(ctx, "p"); used != len("never")+3+len("recent")+3 {
+			t.Errorf("usage after purge = %d", used)
+		}
+		if err := kv.DeletePlugin(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+		if used, _ := kv.Usage(ctx, "p"); used != 0 {
+			t.Errorf("usage after DeletePlugin = %d", used)
+		}
+		if _, ok, _ := kv.Get(ctx, "q", "fresh"); !ok {
+			t.Error("DeletePlugin removed another plugin's entry")
+		}
+	})
 }

@@ -107,3 +107,31 @@ func (m *Memory) Usage(ctx context.Context, plugin string) (int, error) {
 	}
 	return 0, nil
 }
+
+// DeletePlugin removes every entry of plugin (when it is uninstalled).
+func (m *Memory) DeletePlugin(ctx context.Context, plugin string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.plugins, plugin)
+	return nil
+}
+
+// PurgeExpired removes, across plugins, the entries that expired before
+// before, and returns how many it removed. Entries that expired later stay
+// for `cache` staleOnError (SPEC-DECISIONS §10); a host calls this now and
+// then with a horizon such as a week ago.
+func (m *Memory) PurgeExpired(ctx context.Context, before time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, p := range m.plugins {
+		for k, e := range p.entries {
+			if !e.expires.IsZero() && e.expires.Before(before) {
+				p.used -= e.size
+				delete(p.entries, k)
+				n++
+			}
+		}
+	}
+	return n, nil
+}

@@ -137,3 +137,28 @@ func (s *SQLite) Usage(ctx context.Context, plugin string) (int, error) {
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM kv WHERE plugin = ?`, plugin).Scan(&used)
 	return used, err
 }
+
+// DeletePlugin removes every entry of plugin (when it is uninstalled).
+func (s *SQLite) DeletePlugin(ctx context.Context, plugin string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM kv WHERE plugin = ?`, plugin); err != nil {
+		return fmt.Errorf("kvstore: delete plugin %s: %w", plugin, err)
+	}
+	return nil
+}
+
+// PurgeExpired removes, across plugins, the entries that expired before
+// before, and returns how many it removed. Entries that expired later stay
+// for `cache` staleOnError (SPEC-DECISIONS §10); a host calls this now and
+// then with a horizon such as a week ago.
+func (s *SQLite) PurgeExpired(ctx context.Context, before time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, err := s.db.ExecContext(ctx, `DELETE FROM kv WHERE expires <> 0 AND expires < ?`, before.UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: purge: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
