@@ -10,10 +10,10 @@ import (
 // `FILE:LINE:COL: message` (SPEC-DECISIONS §7). Line and Col are 1-based; Col 0 means the
 // position is known only to the line.
 type Error struct {
-	File string
-	Line int
-	Col  int
-	Msg  string
+	File string // the test file as displayed
+	Line int    // 1-based; 0 when unknown
+	Col  int    // 1-based; 0 when unknown
+	Msg  string // what is wrong
 }
 
 // Error implements error.

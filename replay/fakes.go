@@ -65,7 +65,9 @@ func (r *Recorded) Campus() interp.CampusClient { return campus{r} }
 func (r *Recorded) Abilities() interp.Abilities { return abilities{r} }
 
 // UnansweredError is what the fakes return for a request or call the test has no answer for.
-type UnansweredError struct{ Msg string }
+type UnansweredError struct {
+	Msg string // "no recorded response for GET https://…" or "no recorded answer for ability …"
+}
 
 // Error implements error.
 func (e *UnansweredError) Error() string { return e.Msg }

@@ -59,14 +59,17 @@ func (o Outcome) Label() string {
 
 // Report is the outcome of every test of one or more plugins, in run order.
 type Report struct {
+	// Outcomes are the tests run, in order.
 	Outcomes []Outcome `json:"tests"`
 	// NoTests names the plugins (by id) that have no tests/*.yaml; they do not count as failed.
 	NoTests []string `json:"noTests,omitempty"`
 	// Skipped names the arguments that were files, not folders (a shell glob such as plugins/*
 	// also matches files); they do not count as failed.
 	Skipped []string `json:"skipped,omitempty"`
-	Passed  int      `json:"passed"`
-	Failed  int      `json:"failed"`
+	// Passed counts the Outcomes that passed.
+	Passed int `json:"passed"`
+	// Failed counts the Outcomes that failed.
+	Failed int `json:"failed"`
 }
 
 // Add appends o and counts it.

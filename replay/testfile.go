@@ -21,7 +21,7 @@ import (
 
 // Pos is a 1-based line and column in a test file.
 type Pos struct {
-	Line, Col int
+	Line, Col int // 1-based; Col counts characters
 }
 
 // Case is one recorded test: one YAML document of a tests/*.yaml file (SPEC-DECISIONS §8).
@@ -37,14 +37,16 @@ type Case struct {
 	Pos Pos
 	// Name is the `name:` field, "" when absent.
 	Name string
-	// Tool is the tool to run and ToolPos where it is named.
-	Tool    string
+	// Tool is the tool to run.
+	Tool string
+	// ToolPos is where Tool is named.
 	ToolPos Pos
 	// Input is the tool's input; an empty object when `input:` is absent.
 	Input any
 	// Now is the run's fixed clock; HasNow is false when `now:` is absent, in which case the run
 	// uses the real time.
-	Now    time.Time
+	Now time.Time
+	// HasNow says whether `now:` is written.
 	HasNow bool
 	// KV is the initial KV contents, in file order.
 	KV []KVEntry
@@ -53,15 +55,21 @@ type Case struct {
 	// Abilities answers `ability:` steps, by "group.op".
 	Abilities map[string]*AbilityAnswers
 	// Expect is the expected result when HasExpect; ExpectPos is where it is written.
-	Expect    any
+	Expect any
+	// HasExpect says whether `expect:` is written (its value may be null).
 	HasExpect bool
+	// ExpectPos is where the expected value is written.
 	ExpectPos Pos
 	// ExpectError matches the error message when not nil; ExpectErrorPos is where it is written.
-	ExpectError    *regexp.Regexp
+	ExpectError *regexp.Regexp
+	// ExpectErrorPos is where the pattern is written.
 	ExpectErrorPos Pos
 	// ExpectRequests lists the requests the run must make, in order; nil when absent.
-	ExpectRequests    []*ExpectedRequest
+	ExpectRequests []*ExpectedRequest
+	// HasExpectRequests says whether `expectRequests:` is written; an empty list asserts that
+	// no request is sent.
 	HasExpectRequests bool
+	// ExpectRequestsPos is where the list is written.
 	ExpectRequestsPos Pos
 }
 
@@ -85,42 +93,42 @@ func (c *Case) At(p Pos) string {
 // KVEntry is one initial KV entry of a test. A plain value never expires (Expires is zero);
 // `{ value: V, expires: T }` holds V until T.
 type KVEntry struct {
-	Key     string
-	Value   any
-	Expires time.Time
+	Key     string    // the KV key
+	Value   any       // an expr value
+	Expires time.Time // zero: never
 }
 
 // Response is one recorded reply (SPEC-DECISIONS §8). It answers a request whose URL contains
 // Match, whose method equals Method (any method when ""), and which goes to the campus service
 // Campus (a public request when "").
 type Response struct {
-	Pos    Pos
-	Match  string
-	Method string
-	Campus string
-	Status int
-	Header http.Header
-	Body   []byte
+	Pos    Pos         // where the response is written
+	Match  string      // found in the URL, as sent or percent-decoded
+	Method string      // upper case; "" matches any method
+	Campus string      // the campus service; "" for public requests
+	Status int         // 200 when not written
+	Header http.Header // the reply's headers
+	Body   []byte      // `body` as is, a mapping or list as JSON, or the `file` read
 }
 
 // AbilityAnswers holds how a test answers one ability `group.op`: either one value for every
 // call (Calls is nil), or a list of calls, each used once in order among those whose Args
 // match; when every matching call has been used, the last of them answers again.
 type AbilityAnswers struct {
-	Pos   Pos
-	Value any
-	Calls []*AbilityCallAnswer
+	Pos   Pos                  // where the answer is written
+	Value any                  // the answer to every call, when Calls is nil
+	Calls []*AbilityCallAnswer // the `calls:` entries, in order
 }
 
 // AbilityCallAnswer is one entry of an ability's `calls:` list. Args, when HasArgs, must be
 // contained in the call's args (every given object key equal, recursively; lists equal).
 // The call returns Result, or fails with Error when it is not "".
 type AbilityCallAnswer struct {
-	Pos     Pos
-	Args    any
-	HasArgs bool
-	Result  any
-	Error   string
+	Pos     Pos    // where the entry is written
+	Args    any    // the fields a call's args must contain, when HasArgs
+	HasArgs bool   // `args:` is written
+	Result  any    // the call's value
+	Error   string // when not "", the call fails with this message (error.kind "ability")
 }
 
 // ExpectedRequest is one entry of `expectRequests`. Only the fields given are compared: Match
@@ -128,16 +136,16 @@ type AbilityCallAnswer struct {
 // compared with the parsed query or form body (values as strings; a repeated key is a list);
 // JSON is compared with the parsed JSON body; Header names are case-insensitive.
 type ExpectedRequest struct {
-	Pos      Pos
-	Match    string
-	Method   string
-	Query    any
-	HasQuery bool
-	JSON     any
-	HasJSON  bool
-	Form     any
-	HasForm  bool
-	Header   map[string]string
+	Pos      Pos               // where the entry is written
+	Match    string            // found in the URL, as sent or percent-decoded
+	Method   string            // upper case; "" is not compared
+	Query    any               // an *expr.Object, when HasQuery
+	HasQuery bool              // `query:` is written
+	JSON     any               // the expected JSON body, when HasJSON
+	HasJSON  bool              // `json:` is written
+	Form     any               // an *expr.Object, when HasForm
+	HasForm  bool              // `form:` is written
+	Header   map[string]string // canonical header name → value; nil when not written
 }
 
 // Limits on a test file.
