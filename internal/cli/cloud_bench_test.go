@@ -21,6 +21,7 @@ func TestCloudBenchUsage(t *testing.T) {
 		{[]string{"--payload", "4"}, "--payload 4: want 8–3000"},
 		{[]string{"--store", "-1s"}, "--store -1s: want 0–5m0s"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--server-pid", "5"}, "--server-pid needs --url (the in-process server is measured with the clients)"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
