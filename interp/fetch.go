@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -378,7 +379,7 @@ func readAs(rep *reply, as, where string) (any, error) {
 		for k := range rep.Header {
 			keys = append(keys, k)
 		}
-		sortStrings(keys)
+		slices.Sort(keys)
 		for _, k := range keys {
 			h.Set(strings.ToLower(k), strings.Join(rep.Header[k], ", "))
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -195,7 +196,7 @@ func TestDialRefusesPrivate(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return fmtNum(float64(n)) }
+func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestDecodeCharsets(t *testing.T) {
 	gbk, _ := simplifiedchinese.GBK.NewEncoder().String("空闲教室：二教")

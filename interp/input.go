@@ -109,7 +109,7 @@ func checkField(t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string
 			return nil, inputErr(t, f, name, "must be a finite number")
 		}
 		if typ == "integer" && n != math.Trunc(n) {
-			return nil, inputErr(t, f, name, "must be an integer (got %s)", fmtNum(n))
+			return nil, inputErr(t, f, name, "must be an integer (got %s)", expr.FormatNumber(n))
 		}
 		size = n
 	case "boolean":
@@ -170,10 +170,10 @@ func checkField(t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string
 			unit = " items"
 		}
 		if f.Min != nil && size < *f.Min {
-			return nil, inputErr(t, f, name, "must be at least %s%s (got %s)", fmtNum(*f.Min), unit, fmtNum(size))
+			return nil, inputErr(t, f, name, "must be at least %s%s (got %s)", expr.FormatNumber(*f.Min), unit, expr.FormatNumber(size))
 		}
 		if f.Max != nil && size > *f.Max {
-			return nil, inputErr(t, f, name, "must be at most %s%s (got %s)", fmtNum(*f.Max), unit, fmtNum(size))
+			return nil, inputErr(t, f, name, "must be at most %s%s (got %s)", expr.FormatNumber(*f.Max), unit, expr.FormatNumber(size))
 		}
 	}
 	if f.Pattern != "" {
