@@ -43,9 +43,6 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		}
 		return nil, errf(KindInput, "plugin %s has no tool %q (it has %s)", p.Manifest.ID, tool, strings.Join(names, ", "))
 	}
-	if t.Env == nil {
-		return nil, errf(KindInput, "tool %s did not load (the plugin has validation errors)", tool)
-	}
 	limit := runTimeLimit
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &runTimeError{limit})
 	defer cancel()
@@ -181,6 +178,9 @@ func (s *scope) merge(c *scope, skip string) {
 
 // callTool validates input for t and runs t's steps and return.
 func (r *run) callTool(ctx context.Context, t *plugin.Tool, input any, depth int) (any, error) {
+	if t.Env == nil {
+		return nil, errf(KindInput, "tool %s did not load (the plugin has validation errors)", t.Name)
+	}
 	in, err := validateInput(t, t.Env, input)
 	if err != nil {
 		return nil, err
