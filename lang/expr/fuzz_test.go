@@ -66,8 +66,8 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzEval evaluates arbitrary expressions with the standard library and a small budget: never
-// a panic, never more operations than the budget, and every failure is a positioned
-// *RuntimeError of a known kind.
+// a panic, never more operations than the budget, every failure a positioned *RuntimeError of a
+// known kind, and no name that Check accepted is unknown at run time.
 func FuzzEval(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
@@ -79,7 +79,7 @@ func FuzzEval(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = x.Check(func(n string) bool { _, ok := vars[n]; return ok })
+		checked := len(x.Check(func(n string) bool { _, ok := vars[n]; return ok })) == 0
 		const limit = 20_000
 		b := expr.NewBudget(limit)
 		v, err := x.Eval(context.Background(), vars, b)
@@ -96,6 +96,10 @@ func FuzzEval(f *testing.F) {
 			}
 			if !strings.Contains(err.Error(), ":") {
 				t.Fatalf("%q: error without position: %v", src, err)
+			}
+			// What Check accepts, Eval can resolve: the static and dynamic views agree.
+			if checked && (strings.Contains(re.Msg, "unknown name") || strings.Contains(re.Msg, "unknown function")) {
+				t.Fatalf("%q passed Check but failed with %v", src, err)
 			}
 			return
 		}
