@@ -121,7 +121,7 @@ func (s *SQLite) DeleteDevice(ctx context.Context, id string) ([]string, error) 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotFound
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM channels WHERE device = ?`, id)
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM channels WHERE device = ? ORDER BY id`, id)
 		if err != nil {
 			return err
 		}
@@ -287,6 +287,9 @@ func (s *SQLite) CreateChannel(ctx context.Context, c Channel, maxOpen int, now 
 		_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, device, plugin, join_hash, chan_pub, meta, max_peers, page,
 			status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)`,
 			c.ID, c.Device, c.Plugin, c.JoinHash, c.ChanPub, string(meta), c.MaxPeers, c.Page, c.CreatedAt, c.ExpiresAt)
+		if isUnique(err) {
+			return ErrConflict
+		}
 		return err
 	})
 }
@@ -345,6 +348,12 @@ func (s *SQLite) SetChannelStatus(ctx context.Context, id, status string) error 
 func (s *SQLite) AddPeer(ctx context.Context, channel string, p Peer, maxPeers int) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM channels WHERE id = ?`, channel).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM peers WHERE channel = ?`, channel).Scan(&n); err != nil {
 			return err
 		}

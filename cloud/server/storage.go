@@ -20,7 +20,8 @@ type Storage interface {
 	Device(ctx context.Context, id string) (Device, error)
 	// DeleteDevice removes the device and everything it owns: store values and versions,
 	// channels, their peers and mailboxes, auth nonces. It returns the ids of the channels it
-	// removed so the live relay can close them. ErrNotFound when there is no such device.
+	// removed, sorted, so the live relay can close them. ErrNotFound when there is no such
+	// device.
 	DeleteDevice(ctx context.Context, id string) (channels []string, err error)
 	// UseNonce records an auth nonce of a device until `until`; ErrConflict when the nonce is
 	// already recorded and not yet forgotten.
@@ -40,7 +41,7 @@ type Storage interface {
 	StoreDelete(ctx context.Context, ns Namespace, key string, now int64) error
 
 	// CreateChannel stores an open channel if its device has fewer than maxOpen open ones;
-	// a *QuotaError otherwise.
+	// a *QuotaError otherwise, ErrConflict when the id exists.
 	CreateChannel(ctx context.Context, c Channel, maxOpen int, now int64) error
 	// Channel reads a channel with its peers. ErrNotFound when there is none.
 	Channel(ctx context.Context, id string) (Channel, error)
@@ -48,7 +49,8 @@ type Storage interface {
 	SetChannelExpiry(ctx context.Context, id string, expiresAt int64) error
 	// SetChannelStatus marks a channel closed or expired and removes its peers and mailbox.
 	SetChannelStatus(ctx context.Context, id, status string) error
-	// AddPeer claims a seat: ErrConflict when the channel already has maxPeers peers.
+	// AddPeer claims a seat: ErrConflict when the channel already has maxPeers peers,
+	// ErrNotFound when there is no such channel.
 	AddPeer(ctx context.Context, channel string, p Peer, maxPeers int) error
 	// RemovePeer frees a seat. ErrNotFound when the peer is not in the channel.
 	RemovePeer(ctx context.Context, channel, peerID string) error
