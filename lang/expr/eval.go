@@ -469,7 +469,7 @@ func (n *binaryNode) eval(st *state) (any, error) {
 	default:
 		f, v, isNum, err := n.evalNum(st)
 		if isNum {
-			return f, err
+			return boxNumber(f), err
 		}
 		return v, err
 	}

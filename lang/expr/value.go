@@ -534,6 +534,19 @@ var smallInts = func() (t [1024]any) {
 	return t
 }()
 
+// NumberValue returns f as a value, without allocating for the small whole numbers (0…1023)
+// that counts, indexes and seat numbers usually are.
+func NumberValue(f float64) any { return boxNumber(f) }
+
+func boxNumber(f float64) any {
+	if f >= 0 && f < float64(len(smallInts)) {
+		if i := int(f); float64(i) == f && (i != 0 || !math.Signbit(f)) {
+			return smallInts[i]
+		}
+	}
+	return f
+}
+
 // IntValue returns float64(i) as a value; for 0 ≤ i < 1024 it does not allocate.
 func IntValue(i int) any {
 	if i >= 0 && i < len(smallInts) {

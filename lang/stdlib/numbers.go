@@ -159,7 +159,7 @@ func fnNum(trunc bool) expr.Builtin {
 		if trunc {
 			f = math.Trunc(f)
 		}
-		return f, nil
+		return expr.NumberValue(f), nil
 	}
 }
 
