@@ -95,7 +95,41 @@ func diffAt(lines *[]string, at string, got, want any) {
 		*lines = append(*lines, fmt.Sprintf("%s: got %s (%s), want %s (%s)", at, Show(got), gt, Show(want), wt))
 		return
 	}
+	if gs, ok := got.(string); ok {
+		if ws := want.(string); len(gs) > stringWindow || len(ws) > stringWindow {
+			*lines = append(*lines, diffStrings(at, gs, ws))
+			return
+		}
+	}
 	*lines = append(*lines, fmt.Sprintf("%s: got %s, want %s", at, Show(got), Show(want)))
+}
+
+// stringWindow is how many characters of two long differing strings a diff shows around the
+// first difference.
+const stringWindow = 60
+
+// diffStrings shows two long strings around their first difference, which Show's cut could
+// hide: `$.text: strings differ at character 131: got "…abc…", want "…abd…"`.
+func diffStrings(at, got, want string) string {
+	g, w := []rune(got), []rune(want)
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	start := max(i-stringWindow/3, 0)
+	excerpt := func(r []rune) string {
+		end := min(start+stringWindow, len(r))
+		s := quoteJSON(string(r[min(start, len(r)):end]))
+		if start > 0 {
+			s = "…" + s
+		}
+		if end < len(r) {
+			s += "…"
+		}
+		return s
+	}
+	return fmt.Sprintf("%s: strings differ at character %d (lengths %d and %d): got %s, want %s",
+		at, i+1, len(g), len(w), excerpt(g), excerpt(w))
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)

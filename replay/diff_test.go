@@ -36,6 +36,10 @@ func TestDiff(t *testing.T) {
 		{"null vs object", `null`, `{"a":1}`, []string{`$: got null (null), want {"a":1} (object)`}},
 		{"top scalar", `1.5`, `2`, []string{"$: got 1.5, want 2"}},
 		{"html chars kept", `"<a>&"`, `"x"`, []string{`$: got "<a>&", want "x"`}},
+		{"long strings", `{"t":"` + strings.Repeat("一", 100) + `abc` + strings.Repeat("x", 100) + `"}`, `{"t":"` + strings.Repeat("一", 100) + `abd` + strings.Repeat("x", 100) + `"}`,
+			[]string{`$.t: strings differ at character 103 (lengths 203 and 203): got …"` + strings.Repeat("一", 18) + `abc` + strings.Repeat("x", 39) + `"…, want …"` + strings.Repeat("一", 18) + `abd` + strings.Repeat("x", 39) + `"…`}},
+		{"long string shorter", `"` + strings.Repeat("a", 70) + `"`, `"` + strings.Repeat("a", 71) + `"`,
+			[]string{`$: strings differ at character 71 (lengths 70 and 71): got …"` + strings.Repeat("a", 20) + `", want …"` + strings.Repeat("a", 21) + `"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
