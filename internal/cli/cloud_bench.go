@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ type benchOptions struct {
 	StoreWorkers  int
 	Setup         int
 	ServerPID     int
+	profile       io.Writer // CPU profile of the relay phase, when set
 }
 
 // benchReport is what `cloud bench` measures. Connections counts WebSockets (an owner and a
@@ -89,6 +91,7 @@ func runCloudBench(env *Env) int {
 	fs.IntVar(&o.Setup, "setup", 32, "concurrent channel opens and joins during setup")
 	fs.IntVar(&o.ServerPID, "server-pid", 0, "with --url: the server's process id, to report its resident memory per connection (Linux /proc)")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the relay phase to this file (go tool pprof)")
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -101,6 +104,15 @@ func runCloudBench(env *Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "harness cloud bench:", err)
+			return ExitFail
+		}
+		defer f.Close()
+		o.profile = f
+	}
 	rep, err := runBench(ctx, o, env.Stderr)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "harness cloud bench:", err)
@@ -287,7 +299,15 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 	}
 
 	fmt.Fprintf(log, "relaying %.0f frames/s for %v…\n", o.Rate, o.Duration)
+	if o.profile != nil {
+		if err := pprof.StartCPUProfile(o.profile); err != nil {
+			return nil, err
+		}
+	}
 	relay(ctx, o, pairs, rep)
+	if o.profile != nil {
+		pprof.StopCPUProfile()
+	}
 
 	if o.StoreDuration > 0 {
 		fmt.Fprintf(log, "store: puts then gets for %v each…\n", o.StoreDuration)
