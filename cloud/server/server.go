@@ -103,6 +103,7 @@ type Server struct {
 	stopOnce sync.Once
 	stop     chan struct{}
 	bg       sync.WaitGroup
+	sockets  sync.WaitGroup // socket writers, which end after their close handshake
 }
 
 // New checks cfg, fills defaults, reads (or creates) the server secrets from storage and starts
@@ -182,14 +183,16 @@ func (s *Server) nowMs() int64 { return s.cfg.Now().UnixMilli() }
 // Limits reports the limits in force.
 func (s *Server) Limits() protocol.Limits { return s.cfg.Limits }
 
-// Close stops the sweeper and closes every live socket with 1001 (reconnect). It does not close
-// the Storage, which the caller opened.
+// Close stops the sweeper and closes every live socket with 1001 (reconnect), waiting for the
+// close handshakes (each bounded by WriteTimeout). It does not close the Storage, which the
+// caller opened.
 func (s *Server) Close() {
 	s.stopOnce.Do(func() {
 		close(s.stop)
 		s.hub.shutdown()
 	})
 	s.bg.Wait()
+	s.sockets.Wait()
 }
 
 func (s *Server) sweepLoop() {

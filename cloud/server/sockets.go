@@ -109,6 +109,7 @@ func (s *Server) ownerSocket(id string) handlerFunc {
 		}
 		// The handler returns and its goroutine (its stack grown by the request's work) ends;
 		// the socket lives on in two fresh goroutines with small stacks.
+		s.sockets.Add(1)
 		go s.writeLoop(ws, c)
 		go func() {
 			s.readLoop(ws, c, func(b []byte) {
@@ -142,6 +143,7 @@ func (s *Server) peerSocket(id string) handlerFunc {
 			ws.Close(protocol.CloseKicked, "no seat")
 			return nil
 		}
+		s.sockets.Add(1)
 		go s.writeLoop(ws, c)
 		go func() {
 			s.readLoop(ws, c, func(b []byte) {
@@ -188,6 +190,7 @@ func (s *Server) readLoop(ws *websocket.Conn, c *conn, handle func([]byte)) {
 // writeLoop is the connection's only writer: queued frames with a deadline each, pings every
 // PingInterval, and on close the queued frames (a `closed` frame first) then the close code.
 func (s *Server) writeLoop(ws *websocket.Conn, c *conn) {
+	defer s.sockets.Done()
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
 	write := func(b []byte) bool {
