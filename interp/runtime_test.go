@@ -297,3 +297,45 @@ return: "{ rooms: rows.filter(r => r.seats > 20).sortBy('seats', 'desc'), total:
 		}
 	}
 }
+
+// TestOperationsJustOver finds the largest list a tool can map within the
+// 100,000-operation budget and checks that one more item fails with the
+// budget's error, so the limit is exact rather than approximate.
+func TestOperationsJustOver(t *testing.T) {
+	p := loadPlugin(t, map[string]string{"main": `
+title: Main
+description: main tool
+effect: read
+input:
+  n: { type: integer }
+steps:
+  - let: xs
+    value: range(input.n).map(i => range(20).map(j => j + i))
+return: len(xs)
+`})
+	run := func(n int) error {
+		_, err := interp.Run(context.Background(), p, "main", fromJSON(t, fmt.Sprintf(`{"n":%d}`, n)), interp.Options{})
+		return err
+	}
+	lo, hi := 1, 10000 // each item costs dozens of operations, so the edge is below 10,000
+	if run(lo) != nil || run(hi) == nil {
+		t.Fatal("the budget's edge is not between 1 and 10,000 items")
+	}
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if run(mid) == nil {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	err := run(hi)
+	var e *interp.Error
+	if !errors.As(err, &e) || e.Kind != interp.KindLimit || e.Msg != "expression budget exceeded (100000 operations)" {
+		t.Fatalf("n=%d: err = %v, want the budget error", hi, err)
+	}
+	if run(lo) != nil {
+		t.Fatalf("n=%d should fit", lo)
+	}
+	t.Logf("the largest list that fits has %d items", lo)
+}
