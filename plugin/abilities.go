@@ -129,3 +129,33 @@ func IsCampusService(name string) bool {
 	}
 	return false
 }
+
+// AbilityTable renders Abilities as the Markdown table of docs/PLUGIN-LANGUAGE.md ("Host
+// abilities"): one row per group; operations with the same effect in a run, "`op { args }`, …
+// (effect)", runs separated by "; ".
+func AbilityTable() string {
+	var b strings.Builder
+	b.WriteString("| Group | Operations (effect) |\n| --- | --- |\n")
+	for _, a := range Abilities {
+		b.WriteString("| `" + a.Group + "` | ")
+		for i, o := range a.Ops {
+			if i > 0 {
+				if a.Ops[i-1].Effect == o.Effect {
+					b.WriteString(", ")
+				} else {
+					b.WriteString("; ")
+				}
+			}
+			op := o.Op
+			if o.Args != "" {
+				op += " " + strings.ReplaceAll(o.Args, "|", `\|`)
+			}
+			b.WriteString("`" + op + "`")
+			if i == len(a.Ops)-1 || a.Ops[i+1].Effect != o.Effect {
+				b.WriteString(" (" + o.Effect.String() + ")")
+			}
+		}
+		b.WriteString(" |\n")
+	}
+	return b.String()
+}
