@@ -76,6 +76,12 @@ type transport struct{ r *Recorded }
 
 // RoundTrip answers req from the first public response (no `campus:`) that matches it.
 func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := req.Context().Err(); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
 	return t.r.answer(req, "")
 }
 
