@@ -266,10 +266,19 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 		return nil, limitErr("response", "more than 2 MB from "+where, "2 MB")
 	}
 	final := target
-	if resp.Request != nil && resp.Request.URL != nil && r.Campus == "" {
-		final = resp.Request.URL.String()
+	hdr := resp.Header
+	if r.Campus == "" {
+		if resp.Request != nil && resp.Request.URL != nil {
+			final = resp.Request.URL.String()
+		}
+	} else {
+		// The user's session belongs to the host: a plugin never sees its cookies.
+		hdr = hdr.Clone()
+		for _, h := range []string{"Set-Cookie", "Set-Cookie2", "Authorization", "Www-Authenticate", "Proxy-Authenticate"} {
+			hdr.Del(h)
+		}
 	}
-	return &reply{Status: resp.StatusCode, URL: final, Header: resp.Header, Body: b}, nil
+	return &reply{Status: resp.StatusCode, URL: final, Header: hdr, Body: b}, nil
 }
 
 var errReqTimeout = errors.New("request timeout")

@@ -347,16 +347,19 @@ type fakeCampus struct{ got []string }
 
 func (f *fakeCampus) Do(ctx context.Context, service string, req *http.Request) (*http.Response, error) {
 	f.got = append(f.got, service+" "+req.Method+" "+req.URL.String())
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: http.NoBody, Request: req}, nil
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}, "Set-Cookie": {"session=secret"}}, Body: http.NoBody, Request: req}, nil
 }
 
 func TestCampusRequest(t *testing.T) {
 	fc := &fakeCampus{}
 	var recs []RequestRecord
 	c := newNetClient(nil, []string{"treehole"}, &Options{Campus: fc, OnRequest: func(r RequestRecord) { recs = append(recs, r) }})
-	_, err := c.do(context.Background(), &httpReq{Campus: "treehole", Method: "POST", URL: "/chapi/api/x", Query: []param{{"page", "2"}}, Body: []byte(`{}`), ContentType: "application/json"})
+	rep, err := c.do(context.Background(), &httpReq{Campus: "treehole", Method: "POST", URL: "/chapi/api/x", Query: []param{{"page", "2"}}, Body: []byte(`{}`), ContentType: "application/json"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Header.Get("Set-Cookie") != "" || rep.Header.Get("Content-Type") != "application/json" || rep.URL != "/chapi/api/x?page=2" {
+		t.Errorf("campus reply header %v, url %s: want no cookies and the path as URL", rep.Header, rep.URL)
 	}
 	if len(fc.got) != 1 || fc.got[0] != "treehole POST /chapi/api/x?page=2" {
 		t.Errorf("campus got %v", fc.got)

@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -24,6 +25,21 @@ func stores(t *testing.T, run func(t *testing.T, kv store)) {
 		}
 		t.Cleanup(func() { s.Close() })
 		run(t, s)
+	})
+	t.Run("shared", func(t *testing.T) {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "host.db")+"?_pragma=busy_timeout(5000)&_txlock=immediate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		s, err := NewSQLite(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, s)
+		if err := s.Close(); err != nil || db.Ping() != nil {
+			t.Fatalf("Close of a shared store closed the caller's database (%v)", err)
+		}
 	})
 }
 

@@ -18,9 +18,10 @@ import (
 // modernc.org/sqlite). It is safe for concurrent use within one process;
 // writes are serialised so the quota check and the write are atomic.
 type SQLite struct {
-	db    *sql.DB
-	mu    sync.Mutex // serialises Set and Delete
-	quota int
+	db     *sql.DB
+	mu     sync.Mutex // serialises Set and Delete
+	quota  int
+	shared bool // db belongs to the caller (NewSQLite): Close leaves it open
 }
 
 const sqliteSchema = `
@@ -55,8 +56,25 @@ func OpenSQLite(path string) (*SQLite, error) {
 	return &SQLite{db: db, quota: interp.KVQuota}, nil
 }
 
-// Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+// NewSQLite keeps the store in db, a database the caller opened and owns
+// (the host keeps all its state in one file), creating the kv table if it is
+// missing. db should use "_txlock=immediate" and a busy timeout so that
+// writes from several processes wait for each other. Close does not close
+// db.
+func NewSQLite(db *sql.DB) (*SQLite, error) {
+	if _, err := db.Exec(sqliteSchema); err != nil {
+		return nil, fmt.Errorf("kvstore: create schema: %w", err)
+	}
+	return &SQLite{db: db, quota: interp.KVQuota, shared: true}, nil
+}
+
+// Close closes the database, unless it came from the caller (NewSQLite).
+func (s *SQLite) Close() error {
+	if s.shared {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // Get implements interp.KV: it returns the entry under key, expired or not.
 func (s *SQLite) Get(ctx context.Context, plugin, key string) (interp.Entry, bool, error) {
