@@ -2,7 +2,9 @@ package expr_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -104,5 +106,107 @@ func FuzzEval(f *testing.F) {
 			return
 		}
 		_, _ = expr.ToJSON(v, "")
+	})
+}
+
+// FuzzFromJSON checks the order-preserving JSON decoder against encoding/json: it accepts
+// exactly the documents json.Valid accepts (up to its nesting limit), and what it decodes encodes
+// to JSON that decodes to an equal value.
+func FuzzFromJSON(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[true,null,"x"]}`, `[1.5e3,-0,1e400]`, `"\ud83d\ude00\u4e2d"`, `{"a":1,"a":2}`, ` 7 `, `[`, `{"x":}`, `"\x"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := expr.FromJSON(data)
+		if valid := json.Valid(data); valid != (err == nil) {
+			if err != nil && strings.Contains(err.Error(), "nested more than") {
+				return
+			}
+			t.Fatalf("FromJSON(%q): err = %v, json.Valid = %v", data, err, valid)
+		}
+		if err != nil {
+			return
+		}
+		out, err := expr.ToJSON(v, "")
+		if err != nil {
+			t.Fatalf("ToJSON(FromJSON(%q)): %v", data, err)
+		}
+		w, err := expr.FromJSON(out)
+		if err != nil {
+			t.Fatalf("re-decoding %q: %v", out, err)
+		}
+		if !expr.Equal(v, w) && !hasInfinity(v) {
+			t.Fatalf("round trip of %q changed the value: %q", data, out)
+		}
+	})
+}
+
+// hasInfinity reports whether v holds ±Inf (from 1e400), which JSON writes as null.
+func hasInfinity(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return math.IsInf(x, 0)
+	case []any:
+		for _, e := range x {
+			if hasInfinity(e) {
+				return true
+			}
+		}
+	case *expr.Object:
+		for i := 0; i < x.Len(); i++ {
+			if _, e := x.Entry(i); hasInfinity(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FuzzParseTemplate checks the template parser: no panic, errors carry positions inside the
+// text, and a template without "${" is the constant text itself ("$${" read as "${").
+func FuzzParseTemplate(f *testing.F) {
+	for _, s := range []string{"plain", "${a}", "x ${a + 1} y", "$${a}", "${ {a: '}'}.a }", "${", "${}", "a ${`b${c}`} d"} {
+		f.Add(s)
+	}
+	env := stdlib.NewEnv()
+	f.Fuzz(func(t *testing.T, src string) {
+		tp, err := env.ParseTemplate(src)
+		if err != nil {
+			var list expr.ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("ParseTemplate(%q): %T", src, err)
+			}
+			for _, e := range list {
+				if !e.Pos.IsValid() || e.Pos.Offset > len(src) {
+					t.Fatalf("ParseTemplate(%q): bad position %+v", src, e.Pos)
+				}
+			}
+			return
+		}
+		if !strings.Contains(src, "${") {
+			v, err := tp.Render(context.Background(), nil, nil)
+			if err != nil || v != src {
+				t.Fatalf("constant template %q rendered %q, %v", src, v, err)
+			}
+		}
+		_, _ = tp.Render(context.Background(), testVars(t), expr.NewBudget(10_000))
+	})
+}
+
+// FuzzRegexp checks the pattern filter: no panic, and every pattern it accepts compiles.
+func FuzzRegexp(f *testing.F) {
+	for _, s := range []string{`(?i)^yanyuan`, `(?u)\d+`, `(?iu:a)b`, `a(?=b)`, `(a)\1`, `[\]]`, `(?<n>x)\k<n>`, `((`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, pattern string) {
+		env := expr.NewEnv()
+		re, err := env.Regexp(pattern)
+		if err == nil && re == nil {
+			t.Fatalf("Regexp(%q): nil without error", pattern)
+		}
+		var rerr *expr.RegexError
+		if err != nil && !errors.As(err, &rerr) {
+			t.Fatalf("Regexp(%q): error %T", pattern, err)
+		}
 	})
 }
