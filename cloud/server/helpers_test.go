@@ -41,11 +41,13 @@ func (c *clock) Add(d time.Duration) {
 
 // env is a running server on loopback with a fake clock.
 type env struct {
-	t   *testing.T
-	srv *Server
-	hs  *httptest.Server
-	clk *clock
-	url string
+	mu    sync.Mutex
+	socks []*websocket.Conn
+	t     *testing.T
+	srv   *Server
+	hs    *httptest.Server
+	clk   *clock
+	url   string
 }
 
 var testPages = fstest.MapFS{
@@ -79,6 +81,12 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	hs.Config.Handler = srv
 	e := &env{t: t, srv: srv, hs: hs, clk: clk, url: hs.URL}
 	t.Cleanup(func() {
+		// Client sockets go first, so that Close does not wait for handshakes nobody answers.
+		e.mu.Lock()
+		for _, c := range e.socks {
+			c.CloseNow()
+		}
+		e.mu.Unlock()
 		srv.Close()
 		hs.CloseClientConnections()
 		hs.Close()
@@ -261,6 +269,9 @@ func (e *env) dial(path string, hdr http.Header) *wsc {
 		e.t.Fatalf("dial %s: %v (status %d)", path, err, st)
 	}
 	c.SetReadLimit(1 << 20)
+	e.mu.Lock()
+	e.socks = append(e.socks, c)
+	e.mu.Unlock()
 	return &wsc{t: e.t, c: c}
 }
 

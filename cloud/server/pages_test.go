@@ -95,8 +95,14 @@ func TestWebSocketOriginCheck(t *testing.T) {
 func TestShutdownClosesWith1001(t *testing.T) {
 	e := newEnv(t, nil)
 	o := e.ownerUp(1)
+	code := make(chan websocket.StatusCode, 1)
+	go func() { code <- o.ws.closeCode() }() // a client that reads answers the close handshake
+	start := time.Now()
 	e.srv.Close()
-	if c := o.ws.closeCode(); c != 1001 {
+	if c := <-code; c != 1001 {
 		t.Errorf("close code %d, want 1001", c)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v with a client answering the handshake", d)
 	}
 }
