@@ -272,6 +272,9 @@ func placeErr(ctx context.Context, err error, file string, pos expr.Pos, step st
 		}
 		return &Error{Kind: kind, Msg: ee.Msg, File: ee.File, Pos: ee.Pos, Step: step, err: err}
 	}
+	if errors.Is(err, expr.ErrBudget) {
+		return &Error{Kind: KindLimit, Msg: err.Error(), File: file, Pos: pos, Step: step, err: err}
+	}
 	if ce := ctxErr(ctx); ce != nil {
 		ce.File, ce.Pos, ce.Step = file, pos, step
 		return ce

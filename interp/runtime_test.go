@@ -339,3 +339,29 @@ return: len(xs)
 	}
 	t.Logf("the largest list that fits has %d items", lo)
 }
+
+// TestBudgetCoversReplies checks that reading replies is charged to the
+// operation budget (one operation per KB), so a run cannot parse
+// megabytes for free: 60 replies of 2 MB would cost over 120,000.
+func TestBudgetCoversReplies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 100 MB over loopback")
+	}
+	rt := testServer(t, siteHandler())
+	p := loadPlugin(t, map[string]string{"main": `
+title: Main
+description: main tool
+effect: read
+steps:
+  - let: rs
+    each: range(50)
+    request: { url: 'https://a.example.com/big?n=2097152' }
+    as: text
+return: len(rs)
+`})
+	_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{Transport: rt})
+	var e *interp.Error
+	if !errors.As(err, &e) || e.Kind != interp.KindLimit || e.Msg != "expression budget exceeded (100000 operations)" {
+		t.Fatalf("err = %v, want the budget error", err)
+	}
+}

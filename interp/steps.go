@@ -127,6 +127,10 @@ func (r *run) send(ctx context.Context, h *httpReq, as, let string) (any, *reply
 	if err != nil {
 		return nil, nil, err
 	}
+	// Reading a reply is work in proportion to its size (SPEC-DECISIONS §2).
+	if err := r.budget.Charge(1 + len(rep.Body)/1024); err != nil {
+		return nil, nil, err
+	}
 	v, err := readAs(rep, as, h.where())
 	if err != nil {
 		return nil, nil, err
