@@ -163,8 +163,9 @@ func (b *browser) call(ctx context.Context, session, method string, params, out 
 	}
 }
 
-// open creates a tab at url and returns its session.
-func (b *browser) open(ctx context.Context, url string) (string, error) {
+// open creates a tab at url and returns its session; each of before runs in every document of
+// the tab before the page's own scripts.
+func (b *browser) open(ctx context.Context, url string, before ...string) (string, error) {
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
@@ -177,8 +178,13 @@ func (b *browser) open(ctx context.Context, url string) (string, error) {
 	if err := b.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att); err != nil {
 		return "", err
 	}
-	for _, m := range []string{"Runtime.enable", "Log.enable"} {
+	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable"} {
 		if err := b.call(ctx, att.SessionID, m, map[string]any{}, nil); err != nil {
+			return "", err
+		}
+	}
+	for _, src := range before {
+		if err := b.call(ctx, att.SessionID, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": src}, nil); err != nil {
 			return "", err
 		}
 	}

@@ -2,10 +2,13 @@ package viewer_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,10 +46,44 @@ func TestViewerPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	hs := httptest.NewServer(srv)
+	var mu sync.Mutex
+	seen := map[string]int{} // last path segment of /v1/c/{id}/… requests
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/c/") {
+			mu.Lock()
+			seen[path.Base(r.URL.Path)]++
+			mu.Unlock()
+		}
+		srv.ServeHTTP(w, r)
+	}))
 	defer hs.Close()
+	used := func(endpoint string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[endpoint]
+	}
 
-	c, err := client.New(client.Config{BaseURL: hs.URL})
+	b := launchChromium(t, ctx, bin)
+	t.Run("websocket", func(t *testing.T) {
+		viewerScenario(t, ctx, b, hs.URL)
+		if used("ws") == 0 || used("events") != 0 {
+			t.Errorf("requests: ws %d, events %d; want the WebSocket only", used("ws"), used("events"))
+		}
+	})
+	// A webview without WebSocket (WeChat) falls back to the SSE stream and POST /send.
+	t.Run("sse", func(t *testing.T) {
+		ws := used("ws")
+		viewerScenario(t, ctx, b, hs.URL, "delete window.WebSocket")
+		if used("ws") != ws || used("events") == 0 || used("send") == 0 {
+			t.Errorf("requests: ws %d more, events %d, send %d; want SSE and POST /send only", used("ws")-ws, used("events"), used("send"))
+		}
+	})
+}
+
+// viewerScenario opens a channel, opens its link in a new tab (with the before scripts run
+// first) and checks the page from join to close.
+func viewerScenario(t *testing.T, ctx context.Context, b *browser, base string, before ...string) {
+	c, err := client.New(client.Config{BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +97,7 @@ func TestViewerPageInChromium(t *testing.T) {
 	}
 	defer ch.Disconnect()
 
-	b := launchChromium(t, ctx, bin)
-	session, err := b.open(ctx, ch.Link().Reveal())
+	session, err := b.open(ctx, ch.Link().Reveal(), before...)
 	if err != nil {
 		t.Fatal(err)
 	}
