@@ -94,8 +94,9 @@ func (e *Env) Extend() *Env {
 
 // Builtin is a standard-library function: it receives the evaluated arguments (the receiver
 // first for a method call) and returns a value of the model or an error. It must charge the
-// budget (c.Charge) before doing work proportional to its input, must not keep args after it
-// returns, and must not modify any argument.
+// budget (c.Charge) before doing work proportional to its input, must not keep args or c after
+// it returns (both are reused), and must not modify any argument. An error becomes a
+// *RuntimeError at the call ("LINE:COL: name: message"), of kind "limit" when made by Limitf.
 type Builtin func(c *Call, args []any) (any, error)
 
 // BuiltinOption adjusts a registration.
