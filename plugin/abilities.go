@@ -18,8 +18,8 @@ func (o AbilityOp) Name() string { return o.Group + "." + o.Op }
 
 // Ability is one group of host abilities, the unit a manifest lists in `abilities:`.
 type Ability struct {
-	Group string
-	Ops   []AbilityOp
+	Group string      // the name a manifest lists in abilities:
+	Ops   []AbilityOp // the group's operations, in the seed's order
 }
 
 // Abilities is the catalogue of host abilities: the seed's "Host abilities" table, in its order.

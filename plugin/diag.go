@@ -33,12 +33,12 @@ func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil
 // is relative to the plugin folder; Line and Col are 1-based (Col counts code points); Step is
 // the step path ("steps[2] (let page)") or "" outside steps.
 type Diagnostic struct {
-	File     string   `json:"file"`
-	Line     int      `json:"line"`
-	Col      int      `json:"col"`
-	Severity Severity `json:"severity"`
-	Step     string   `json:"step,omitempty"`
-	Msg      string   `json:"message"`
+	File     string   `json:"file"`           // relative to the plugin folder
+	Line     int      `json:"line"`           // 1-based
+	Col      int      `json:"col"`            // 1-based, in code points
+	Severity Severity `json:"severity"`       // error or warning
+	Step     string   `json:"step,omitempty"` // step path, "" outside steps
+	Msg      string   `json:"message"`        // what is wrong, and how to fix it where known
 }
 
 // String formats the diagnostic as "FILE:LINE:COL: [step: ]message", with "warning: " before the

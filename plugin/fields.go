@@ -13,24 +13,24 @@ import (
 // nil when the source did not parse; a diagnostic says why.
 type ExprField struct {
 	Scalar
-	Expr *expr.Expr
+	Expr *expr.Expr // nil when Src did not parse
 }
 
 // TemplateField is a string field that is a template (SPEC-DECISIONS §3). Tmpl is nil when the
 // source did not parse.
 type TemplateField struct {
 	Scalar
-	Tmpl *expr.Template
+	Tmpl *expr.Template // nil when Src did not parse
 }
 
 // EvalError is an expression or template error placed in its file: Pos is the position in File
 // (not in the expression). Kind is the expr.RuntimeError kind ("expression" or "limit").
 type EvalError struct {
-	File string
-	Pos  expr.Pos
-	Kind string
-	Msg  string
-	Err  error // the error as expr returned it
+	File string   // the YAML file
+	Pos  expr.Pos // position in File
+	Kind string   // "expression" or "limit"
+	Msg  string   // the expr message without its position
+	Err  error    // the error as expr returned it
 }
 
 // Error formats the error as "FILE:LINE:COL: message".
@@ -75,13 +75,13 @@ func (f *TemplateField) Render(ctx context.Context, vars expr.Vars, b *expr.Budg
 // `json` of a request. Exactly one of the shapes is set: Tmpl for a string, List for a list, Keys
 // and Fields (parallel, in written order) for a map, or Scalar for null, a boolean or a number.
 type TemplateValue struct {
-	Tmpl   *TemplateField
-	List   []*TemplateValue
-	Keys   []string
-	Fields []*TemplateValue
-	IsMap  bool
-	Scalar any
-	Pos    expr.Pos
+	Tmpl   *TemplateField   // a string
+	List   []*TemplateValue // a list (non-nil, maybe empty)
+	Keys   []string         // a map's keys, in written order
+	Fields []*TemplateValue // a map's values, parallel to Keys
+	IsMap  bool             // the value is a map
+	Scalar any              // null, a boolean or a number
+	Pos    expr.Pos         // position of the value
 }
 
 // Render renders every template in the value and returns the plain value: a string or typed

@@ -47,10 +47,10 @@ func (p *Plugin) Tool(name string) *Tool {
 type Manifest struct {
 	Spec        int    // must be 1
 	ID          string // ^[a-z0-9][a-z0-9-]{1,40}$ (SPEC-DECISIONS §7)
-	Name        string
+	Name        string // shown to users (Chinese); required
 	Description string // 4 to 200 characters
 	Version     string // semantic version, e.g. 1.2.0
-	Author      string
+	Author      string // GitHub name or organisation; required
 	Icon        string // a host icon name, optional
 
 	Campus    []string // campus services called with the user's session (CampusServices)
@@ -62,14 +62,14 @@ type Manifest struct {
 	Widgets []*FileRef // widget name → JSON file
 	Screens []*FileRef // screen name → JSON file
 
-	DataSources  []*DataSource
-	Settings     []*Setting
-	Commands     []*Command
-	DefaultModes []*DefaultMode
-	I18n         *I18n // nil when absent
-	Remote       *Remote
-	Cloud        *Cloud
-	Server       *Server
+	DataSources  []*DataSource  // live data for widgets, in written order
+	Settings     []*Setting     // rows the plugin adds to Settings
+	Commands     []*Command     // slash commands, in written order
+	DefaultModes []*DefaultMode // starting permission mode per effect
+	I18n         *I18n          // nil when absent
+	Remote       *Remote        // nil unless the plugin describes a remote MCP server
+	Cloud        *Cloud         // nil unless the plugin uses PKU harness Cloud
+	Server       *Server        // nil unless the plugin declares server functions
 
 	// Pos is the position of every field's value, by dotted path.
 	Pos Positions
@@ -121,143 +121,143 @@ func lastDot(s string) int {
 
 // ToolRef is one entry of the manifest's `tools:` map.
 type ToolRef struct {
-	Name string
-	File string // the tool file, "" when the tool is written inline in the frontmatter
-	Pos  expr.Pos
+	Name string   // the tool name, the key under tools:
+	File string   // the tool file, "" when the tool is written inline in the frontmatter
+	Pos  expr.Pos // position of the key in PLUGIN.md
 }
 
 // FileRef is one entry of `widgets:` or `screens:`: a name and a relative JSON file.
 type FileRef struct {
-	Name string
-	File string
-	Pos  expr.Pos
+	Name string   // the widget or screen name
+	File string   // the JSON file, relative to the plugin folder
+	Pos  expr.Pos // position of the file path in PLUGIN.md
 }
 
 // DataSource is one entry of `dataSources:`: live data for widgets, read through a read tool
 // (or a server function with Fn), cached for TTL.
 type DataSource struct {
-	Name  string
-	Tool  string // a tool of this plugin, "" when Fn is set
-	Fn    string // a server function, "" when Tool is set
-	Args  any    // the tool's input as an expr value (nil when absent)
-	TTL   time.Duration
-	Title string
-	Pos   expr.Pos
+	Name  string        // the key under dataSources:
+	Tool  string        // a tool of this plugin, "" when Fn is set
+	Fn    string        // a server function, "" when Tool is set
+	Args  any           // the tool's input as an expr value (nil when absent)
+	TTL   time.Duration // how long a result stays fresh; 0 when not written
+	Title string        // shown to users, optional
+	Pos   expr.Pos      // position of the key in PLUGIN.md
 }
 
 // Setting is one row the plugin adds to Settings; tapping it opens one of the plugin's screens.
 type Setting struct {
-	Screen   string
-	Title    string
-	Subtitle string
-	Icon     string
-	Pos      expr.Pos
+	Screen   string   // the screen the row opens (a key of screens:)
+	Title    string   // the row title; required
+	Subtitle string   // optional second line
+	Icon     string   // optional host icon name
+	Pos      expr.Pos // position of the entry in PLUGIN.md
 }
 
 // Command is one slash command (`/name`, ^[a-z][a-z0-9-]*$). It either sends Prompt to the
 // assistant ({{input}} is replaced by what follows the command), opens Screen, or runs Tool with
 // Args.
 type Command struct {
-	Name        string
-	Description string
-	Aliases     []string
-	ArgHint     string
-	Prompt      string
-	Screen      string
-	Tool        string
-	Args        any
-	Pos         expr.Pos
+	Name        string   // the command, typed as /Name
+	Description string   // the line shown in the / menu; required
+	Aliases     []string // other names, e.g. Chinese ones
+	ArgHint     string   // placeholder text; when set the command takes input
+	Prompt      string   // text sent as the user's message
+	Screen      string   // a screen to open
+	Tool        string   // a tool to run
+	Args        any      // the tool's input (expr value) when Tool is set
+	Pos         expr.Pos // position of the key in PLUGIN.md
 }
 
 // DefaultMode is one entry of `defaultModes:`: the starting permission mode for an effect.
 type DefaultMode struct {
-	Effect Effect
-	Mode   string // "auto", "ask" or "off"
-	Pos    expr.Pos
+	Effect Effect   // the effect the mode applies to
+	Mode   string   // "auto", "ask" or "off"
+	Pos    expr.Pos // position of the mode in PLUGIN.md
 }
 
 // I18n holds the translations; only English is defined (seed "Optional fields").
 type I18n struct {
-	En *Locale
+	En *Locale // English text; nil when absent
 }
 
 // Locale is the English text of a plugin: i18n.en.
 type Locale struct {
-	Name         string
-	Description  string
-	Instructions string
-	Tools        []*ToolText // i18n.en.tools.<name>
-	Widgets      []*UIText
-	Screens      []*UIText
-	Settings     []*UIText
-	Commands     []*CommandText
-	DataSources  []*UIText
+	Name         string         // English plugin name
+	Description  string         // English plugin description
+	Instructions string         // English instructions (optional; the model reads the Markdown body)
+	Tools        []*ToolText    // i18n.en.tools.<name>
+	Widgets      []*UIText      // i18n.en.widgets.<name>: title, description
+	Screens      []*UIText      // i18n.en.screens.<name>: title
+	Settings     []*UIText      // i18n.en.settings.<screen>: title, subtitle
+	Commands     []*CommandText // i18n.en.commands.<name>
+	DataSources  []*UIText      // i18n.en.dataSources.<name>: title
 }
 
 // ToolText is the English title and summary of one tool.
 type ToolText struct {
-	Name    string
-	Title   string
-	Summary string
-	Pos     expr.Pos
+	Name    string   // the tool name
+	Title   string   // English title, ≤ 60 characters
+	Summary string   // English summary, ≤ 80 characters
+	Pos     expr.Pos // position of the key in PLUGIN.md
 }
 
 // UIText is the English text of a widget, screen, setting row or data source.
 type UIText struct {
-	Name        string
-	Title       string
-	Description string
-	Subtitle    string
-	Pos         expr.Pos
+	Name        string   // the widget, screen, setting screen or data source name
+	Title       string   // English title
+	Description string   // English description (widgets)
+	Subtitle    string   // English subtitle (settings)
+	Pos         expr.Pos // position of the key in PLUGIN.md
 }
 
 // CommandText is the English text of a slash command.
 type CommandText struct {
-	Name        string
-	Description string
-	ArgHint     string
-	Aliases     []string
-	Prompt      string
-	Pos         expr.Pos
+	Name        string   // the command name
+	Description string   // English description
+	ArgHint     string   // English placeholder
+	Aliases     []string // English aliases
+	Prompt      string   // English prompt
+	Pos         expr.Pos // position of the key in PLUGIN.md
 }
 
 // Remote describes a remote MCP server (seed "Optional fields": remote: { mcp, auth }).
 type Remote struct {
-	MCP  string // https URL of the MCP endpoint
-	Auth string // "none" or "bearer"
-	Pos  expr.Pos
+	MCP  string   // https URL of the MCP endpoint
+	Auth string   // "none" or "bearer"
+	Pos  expr.Pos // position of remote: in PLUGIN.md
 }
 
 // Cloud is the plugin's use of PKU harness Cloud (seed 003 "插件指南" §1).
 type Cloud struct {
-	Protocol     int
+	Protocol     int      // must be 1 when written
 	Uses         []string // store, channels, mailbox, push, files, functions
-	E2E          bool
-	Optional     bool
-	Pages        []string
-	DisclosureZh []string
-	DisclosureEn []string
-	BackendKind  string // "external" or ""
-	BackendURL   string
-	Pos          expr.Pos
+	E2E          bool     // stored data must be end-to-end encrypted
+	Optional     bool     // the plugin works without Cloud
+	Pages        []string // static viewer pages
+	DisclosureZh []string // what data leaves the device, one line per fact; required when Uses is set
+	DisclosureEn []string // the same lines in English, line by line
+	BackendKind  string   // "external" or ""
+	BackendURL   string   // https URL of an external backend
+	Pos          expr.Pos // position of cloud: in PLUGIN.md
 }
 
 // Server declares server functions (seed "Server functions"; off on the official server). The
 // steps of a server function are decoded and checked like a tool's, with `secrets` and `caller`
 // in scope and the server's own abilities (ServerAbilities) instead of the host's.
 type Server struct {
-	Network   []string
-	Secrets   []string
-	Functions []*ServerFunction
-	Pos       expr.Pos
+	Network   []string          // hosts server steps may reach (https)
+	Secrets   []string          // names of operator-held secrets, ^[A-Z][A-Z0-9_]*$
+	Functions []*ServerFunction // in written order
+	Pos       expr.Pos          // position of server: in PLUGIN.md
 }
 
 // ServerFunction is one entry of server.functions: a tool-shaped function with an access rule
 // ("user" or "public") and an optional result cache time.
 type ServerFunction struct {
 	*Tool
-	Access string
-	Cache  time.Duration
+	Access string        // "user" (default) or "public"
+	Cache  time.Duration // how long a result may be reused; 0 = never
 }
 
 // Shared is the `shared:` file (or inline map): constants and functions every tool sees. A tool's
@@ -265,7 +265,7 @@ type ServerFunction struct {
 type Shared struct {
 	File      string       // "" when inline or absent
 	Constants *expr.Object // name → value, in written order
-	Functions []*Function
+	Functions []*Function  // in written order; defined in Plugin.Env
 	// Pos is the position of each constant and function name ("constants.X", "functions.f") in
 	// the shared file (PLUGIN.md when inline).
 	Pos Positions
@@ -276,22 +276,22 @@ type Shared struct {
 // Tool is one tool (seed "Tools"). File is the file it was read from ("PLUGIN.md" for an inline
 // tool). Pos maps a field path ("title", "input.day.default") to its value's position in File.
 type Tool struct {
-	Name        string
-	File        string
-	Title       string // ≤ 60 characters
-	Summary     string // ≤ 80 characters, optional
-	Description string // for the model only
-	Effect      Effect
-	Input       []*InputField
+	Name        string        // ^[a-z][a-zA-Z0-9]{0,39}$, the key under tools:
+	File        string        // the tool file, or "PLUGIN.md" for an inline tool
+	Title       string        // ≤ 60 characters
+	Summary     string        // ≤ 80 characters, optional
+	Description string        // for the model only
+	Effect      Effect        // read, write, money or public; 0 when missing or invalid
+	Input       []*InputField // input fields in written order
 	// Constants are the tool's own constants, in written order.
 	Constants *expr.Object
 	// Functions are the tool's own functions, in written order.
 	Functions []*Function
-	Steps     []*Step
+	Steps     []*Step    // run in order
 	Return    *ExprField // nil when the tool has no return (its result is null)
-	Untrusted bool
-	UserOnly  bool
-	OnDemand  bool
+	Untrusted bool       // results carry third-party text
+	UserOnly  bool       // only a person's tap may run it
+	OnDemand  bool       // offered to the model only after plugins.use
 
 	// AllConstants is the shared constants overlaid with the tool's own (the tool's win), which
 	// is what `constants` and each constant's name mean inside the tool (SPEC-DECISIONS §4).
@@ -305,26 +305,26 @@ type Tool struct {
 
 // Function is one entry of `functions:`: a name and an arrow function.
 type Function struct {
-	Name string
-	Body *ExprField
+	Name string     // the function's name in expressions
+	Body *ExprField // the arrow function
 }
 
 // InputField is one field of a tool's input (seed "Each input field has the form { type, enum?,
 // default?, optional?, description?, min?, max?, pattern?, trim?, items? }"). Type is the
 // declared type, or the one implied by Enum when type is omitted.
 type InputField struct {
-	Name        string
-	Type        string // string, number, integer, boolean, array, object
-	Enum        []any
-	Default     any
-	HasDefault  bool
-	Optional    bool
-	Trim        bool
-	Description string
-	Min, Max    *float64 // bounds on a number, or on the length of a string or array
-	Pattern     string   // RE2, for strings
-	Items       *InputField
-	Pos         expr.Pos
+	Name        string      // the key under input: ("items" for an array's element schema)
+	Type        string      // string, number, integer, boolean, array, object
+	Enum        []any       // allowed values (expr values); nil when any
+	Default     any         // used when the field is missing or null (see HasDefault)
+	HasDefault  bool        // default: was written (it may be null)
+	Optional    bool        // a missing field without default is null instead of an error
+	Trim        bool        // strings: spaces are removed at both ends first
+	Description string      // for the model
+	Min, Max    *float64    // bounds on a number, or on the length of a string or array
+	Pattern     string      // RE2, for strings
+	Items       *InputField // the element schema of an array, or nil
+	Pos         expr.Pos    // position of the field's key
 }
 
 // StepKind says which of the seed's step forms a Step is.
@@ -378,48 +378,48 @@ func (k StepKind) String() string {
 // Path names the step for diagnostics and errors: "steps[2] (let page)",
 // "steps[3].then[0] (check)".
 type Step struct {
-	Kind StepKind
-	Let  string // "" when the step binds nothing
-	Path string
-	File string
+	Kind StepKind // which step form this is
+	Let  string   // "" when the step binds nothing
+	Path string   // "steps[2] (let page)", for messages
+	File string   // the file the step is in
 	Pos  expr.Pos // the step's first key
 
-	Value   *ExprField
-	Request *Request
-	As      string // json, text, html, response; "" chooses by content type
+	Value   *ExprField // value: the expression; kv set: the value; each: the per-item body
+	Request *Request   // request, and each with a request body
+	As      string     // json, text, html, response; "" chooses by content type
 
-	Each        *ExprField
-	Concurrency int // 1–4; 1 when not written
-	Steps       []*Step
-	Return      *ExprField
+	Each        *ExprField // the list expression
+	Concurrency int        // 1–4; 1 when not written
+	Steps       []*Step    // each and cache bodies
+	Return      *ExprField // optional result of an each or cache body
 
-	Paginate *Paginate
-	Extract  *Extract
-	Limit    int // extract: at most this many items; 0 = no cap
+	Paginate *Paginate // request, next, items and max of a paginate step
+	Extract  *Extract  // from, each and fields of an extract step
+	Limit    int       // extract: at most this many items; 0 = no cap
 
-	If   *ExprField
-	Then []*Step
-	Else []*Step
+	If   *ExprField // the condition
+	Then []*Step    // steps run when If is truthy
+	Else []*Step    // steps run otherwise; may be empty
 
-	Check *ExprField
-	Error *TemplateField
+	Check *ExprField     // the condition that must hold
+	Error *TemplateField // the message when Check is falsy
 
-	Try   []*Step
-	Catch []*Step
+	Try   []*Step // steps whose error is caught
+	Catch []*Step // steps run on an error, with error in scope
 
-	KV  string // get, set, delete
-	Key *TemplateField
-	TTL time.Duration // kv set: 0 = never expires
+	KV  string         // get, set, delete
+	Key *TemplateField // kv key template
+	TTL time.Duration  // kv set: 0 = never expires
 
-	Cache *Cache
+	Cache *Cache // key, ttl and staleOnError of a cache step
 
-	Call  string // a tool of the same plugin
-	Input *ExprField
+	Call  string     // a tool of the same plugin
+	Input *ExprField // call: the callee's input expression; nil = {}
 
-	Ability string // "group.op"
-	Group   string
-	Op      string
-	Args    *ExprField
+	Ability string     // "group.op"
+	Group   string     // ability group, e.g. "todos"
+	Op      string     // ability operation, e.g. "add"
+	Args    *ExprField // ability args expression; nil = no args
 
 	pos []keyPos // of each key's value ("as", "extract.each")
 }
@@ -446,56 +446,56 @@ func (s *Step) setPos(key string, p expr.Pos) { s.pos = append(s.pos, keyPos{key
 // are templates; JSON is any value whose strings are templates. At most one of Body, JSON and
 // Form is set.
 type Request struct {
-	Campus  string
-	URL     *TemplateField
-	Method  string // upper case; GET when not written
-	Query   *TemplateValue
-	Headers *TemplateValue
-	Body    *TemplateField
-	JSON    *TemplateValue
-	Form    *TemplateValue
-	Timeout time.Duration // 0 = the run's limit
-	Pos     expr.Pos
+	Campus  string         // a campus service, or "" for a public https request
+	URL     *TemplateField // template: a path with Campus, else an https URL
+	Method  string         // upper case; GET when not written
+	Query   *TemplateValue // object: name → template; written order is kept
+	Headers *TemplateValue // object: name → template
+	Body    *TemplateField // raw body template
+	JSON    *TemplateValue // JSON body: any value, strings are templates
+	Form    *TemplateValue // form body: name → template
+	Timeout time.Duration  // 0 = the run's limit
+	Pos     expr.Pos       // position of the request map
 }
 
 // Paginate repeats Request while Next is not null (SPEC-DECISIONS §6, §10).
 type Paginate struct {
-	Request *Request
+	Request *Request   // the first page's request
 	Next    *ExprField // null to stop, a URL string, or an object merged into the request
 	Items   *ExprField // each page's items; page, pageIndex, items are in scope
 	Max     int        // 1–30 pages; 30 when not written
-	Pos     expr.Pos
+	Pos     expr.Pos   // position of the paginate map
 }
 
 // Extract picks items out of HTML (SPEC-DECISIONS §6).
 type Extract struct {
-	From   *ExprField
-	Each   string // CSS selector
-	Fields []*ExtractField
-	Pos    expr.Pos
+	From   *ExprField      // HTML text or a node
+	Each   string          // CSS selector
+	Fields []*ExtractField // in written order
+	Pos    expr.Pos        // position of the extract map
 }
 
 // ExtractField is one `fields:` entry, "selector | pipe | pipe". An empty Selector (or ".") is the
 // item itself.
 type ExtractField struct {
-	Name     string
-	Src      string
-	Selector string
-	Pipes    []Pipe
-	Pos      expr.Pos
+	Name     string   // the field's key in each item
+	Src      string   // as written
+	Selector string   // CSS selector; "" or "." is the item itself
+	Pipes    []Pipe   // applied left to right
+	Pos      expr.Pos // position of the field's value
 }
 
 // Pipe is one extract pipe: text, html, attr NAME, url, num, int, date [LAYOUT], match REGEX,
 // trim, lower, upper.
 type Pipe struct {
-	Name string
-	Arg  string
+	Name string // text, html, attr, url, num, int, date, match, trim, lower, upper
+	Arg  string // attr NAME, date LAYOUT, match REGEX; "" otherwise
 }
 
 // Cache is a cache step's `cache:` (SPEC-DECISIONS §6, §10).
 type Cache struct {
-	Key          *TemplateField
-	TTL          time.Duration
-	StaleOnError bool
-	Pos          expr.Pos
+	Key          *TemplateField // KV key template
+	TTL          time.Duration  // > 0
+	StaleOnError bool           // on an error, return an expired value instead of failing
+	Pos          expr.Pos       // position of the cache map
 }
