@@ -106,3 +106,31 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFromJSON decodes a 1,000-row reply (about 70 KB) into ordered values.
+func BenchmarkFromJSON(b *testing.B) {
+	rows := benchRows(1000)
+	data, err := expr.ToJSON(map[string]any{"rows": rows, "success": true}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := expr.FromJSON(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkToJSON encodes the same reply.
+func BenchmarkToJSON(b *testing.B) {
+	v := expr.MapVars{"rows": benchRows(1000)}["rows"]
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := expr.ToJSON(v, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -33,6 +33,37 @@ func FromJSON(data []byte) (any, error) {
 type jsonDecoder struct {
 	data []byte
 	off  int
+	keys map[string]string // interned object keys: replies repeat the same keys row after row
+}
+
+// maxInternedKeys bounds the key table of one decode.
+const maxInternedKeys = 1024
+
+// key reads an object key, sharing one string per distinct key.
+func (d *jsonDecoder) key() (string, error) {
+	start := d.off + 1
+	end := start
+	for end < len(d.data) && d.data[end] != '"' && d.data[end] != '\\' && d.data[end] >= 0x20 {
+		end++
+	}
+	if end < len(d.data) && d.data[end] == '"' {
+		raw := d.data[start:end]
+		if k, ok := d.keys[string(raw)]; ok { // no allocation for the lookup
+			d.off = end + 1
+			return k, nil
+		}
+	}
+	k, err := d.str()
+	if err != nil {
+		return "", err
+	}
+	if d.keys == nil {
+		d.keys = make(map[string]string, 16)
+	}
+	if len(d.keys) < maxInternedKeys && len(k) <= 32 {
+		d.keys[k] = k
+	}
+	return k, nil
 }
 
 func (d *jsonDecoder) errorf(format string, args ...any) error {
@@ -80,7 +111,7 @@ func (d *jsonDecoder) value(depth int) (any, error) {
 			if d.off >= len(d.data) || d.data[d.off] != '"' {
 				return nil, d.errorf("expected a string key, found %s", d.quoteAt())
 			}
-			k, err := d.str()
+			k, err := d.key()
 			if err != nil {
 				return nil, err
 			}
@@ -191,7 +222,7 @@ func (d *jsonDecoder) number() (any, error) {
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return nil, d.errorf("invalid number %q", d.data[start:d.off])
 	}
-	return f, nil // out of range reads as ±Inf, as JSON.parse does
+	return boxNumber(f), nil // out of range reads as ±Inf, as JSON.parse does
 }
 
 func (d *jsonDecoder) str() (string, error) {
