@@ -12,7 +12,7 @@ import (
 
 // createChannel answers POST /v1/channels (seed 003 “# 通道(所有者)”).
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.pluginToken(r, protocol.ServiceChannels, false)
+	c, err := s.pluginToken(w, r, protocol.ServiceChannels, false)
 	if err != nil {
 		return err
 	}
@@ -49,8 +49,8 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 }
 
 // ownedRoom checks the plugin token and that its (device, plugin) owns the open channel id.
-func (s *Server) ownedRoom(r *http.Request, id string, queryToken bool) (*room, error) {
-	c, err := s.pluginToken(r, protocol.ServiceChannels, queryToken)
+func (s *Server) ownedRoom(w http.ResponseWriter, r *http.Request, id string, queryToken bool) (*room, error) {
+	c, err := s.pluginToken(w, r, protocol.ServiceChannels, queryToken)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Server) ownedRoom(r *http.Request, id string, queryToken bool) (*room, 
 
 func (s *Server) extendChannel(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		rm, err := s.ownedRoom(r, id, false)
+		rm, err := s.ownedRoom(w, r, id, false)
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (s *Server) extendChannel(id string) handlerFunc {
 
 func (s *Server) closeChannel(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := s.ownedRoom(r, id, false); err != nil {
+		if _, err := s.ownedRoom(w, r, id, false); err != nil {
 			return err
 		}
 		if err := s.st.SetChannelStatus(r.Context(), id, protocol.StatusClosed); err != nil {
@@ -112,7 +112,7 @@ func (s *Server) closeChannel(id string) handlerFunc {
 
 func (s *Server) putMailbox(id, slot string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		rm, err := s.ownedRoom(r, id, false)
+		rm, err := s.ownedRoom(w, r, id, false)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (s *Server) putMailbox(id, slot string) handlerFunc {
 
 func (s *Server) deleteMailbox(id, slot string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		rm, err := s.ownedRoom(r, id, false)
+		rm, err := s.ownedRoom(w, r, id, false)
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func (s *Server) deleteMailbox(id, slot string) handlerFunc {
 
 func (s *Server) clearMailbox(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		rm, err := s.ownedRoom(r, id, false)
+		rm, err := s.ownedRoom(w, r, id, false)
 		if err != nil {
 			return err
 		}

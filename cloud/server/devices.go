@@ -125,13 +125,18 @@ func (s *Server) verifyToken(r *http.Request, tok, service string) (tokenClaims,
 	return c, nil
 }
 
-// pluginToken reads the bearer token (or, for sockets, `?t=`) and verifies it.
-func (s *Server) pluginToken(r *http.Request, service string, queryOK bool) (tokenClaims, error) {
+// pluginToken reads the bearer token (or, for sockets, `?t=`), verifies it and counts the
+// request against Config.RequestsPerDevice.
+func (s *Server) pluginToken(w http.ResponseWriter, r *http.Request, service string, queryOK bool) (tokenClaims, error) {
 	tok, ok := bearer(r)
 	if !ok && queryOK {
 		tok = r.URL.Query().Get("t")
 	}
-	return s.verifyToken(r, tok, service)
+	c, err := s.verifyToken(r, tok, service)
+	if err != nil {
+		return c, err
+	}
+	return c, s.limit(w, s.requests, c.Sub)
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -190,7 +195,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 // deleteDevice answers DELETE /v1/devices/me: every record of the device goes, its open
 // channels close with reason "revoked".
 func (s *Server) deleteDevice(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.pluginToken(r, "", false)
+	c, err := s.pluginToken(w, r, "", false)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,10 @@ type Config struct {
 	Registrations RatePolicy
 	// TokensPerDevice limits POST /v1/auth/token per device (default 120 per minute).
 	TokensPerDevice RatePolicy
+	// RequestsPerDevice limits every request made with a plugin token (store, channels,
+	// DELETE /v1/devices/me), per device. A zero Quota, the DefaultConfig, disables it;
+	// `harness cloud serve` sets 600 per minute.
+	RequestsPerDevice RatePolicy
 	// WebSocketOrigins are extra Origin host patterns (path.Match syntax) allowed to open
 	// sockets; the server's own host is always allowed, and clients without Origin (apps) too.
 	WebSocketOrigins []string
@@ -96,6 +100,7 @@ type Server struct {
 	pages    []protocol.MetaPage
 	reg      *limiter
 	tokens   *limiter
+	requests *limiter
 	joins    *limiter
 	infos    *limiter
 	hub      *hub
@@ -169,6 +174,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.reg = newLimiter(cfg.Registrations)
 	s.tokens = newLimiter(cfg.TokensPerDevice)
+	s.requests = newLimiter(cfg.RequestsPerDevice)
 	perMin := int(cfg.Limits.JoinsPerIPPerMin)
 	s.joins = newLimiter(RatePolicy{Name: "join", Quota: perMin, Window: time.Minute})
 	s.infos = newLimiter(RatePolicy{Name: "channel-info", Quota: perMin, Window: time.Minute})
@@ -220,7 +226,7 @@ func (s *Server) Sweep(ctx context.Context) {
 	if err := s.st.Sweep(ctx, now); err != nil {
 		s.log.Error("sweep", "err", err)
 	}
-	for _, l := range []*limiter{s.reg, s.tokens, s.joins, s.infos} {
+	for _, l := range []*limiter{s.reg, s.tokens, s.requests, s.joins, s.infos} {
 		l.sweep(now)
 	}
 }
@@ -353,7 +359,7 @@ func (s *Server) limit(w http.ResponseWriter, l *limiter, key string) error {
 	ok, remaining, reset := l.allow(key, s.nowMs())
 	l.headers(w.Header(), remaining, reset, !ok)
 	if !ok {
-		e := errf(protocol.CodeRateLimited, "too many %s requests: %d per %s", l.policy.Name, l.policy.Quota, l.policy.Window)
+		e := errf(protocol.CodeRateLimited, "over the %s rate limit: %d per %d s", l.policy.Name, l.policy.Quota, int64(l.policy.Window/time.Second))
 		e.RetryAfterS = reset
 		return e
 	}

@@ -91,7 +91,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn
 // Authorization header or `?t=`).
 func (s *Server) ownerSocket(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		rm, err := s.ownedRoom(r, id, true)
+		rm, err := s.ownedRoom(w, r, id, true)
 		if err != nil {
 			return err
 		}

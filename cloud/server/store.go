@@ -41,8 +41,8 @@ func decodeStoreKey(raw string) (string, error) {
 	return key, nil
 }
 
-func (s *Server) storeNS(r *http.Request) (Namespace, error) {
-	c, err := s.pluginToken(r, protocol.ServiceStore, false)
+func (s *Server) storeNS(w http.ResponseWriter, r *http.Request) (Namespace, error) {
+	c, err := s.pluginToken(w, r, protocol.ServiceStore, false)
 	if err != nil {
 		return Namespace{}, err
 	}
@@ -51,7 +51,7 @@ func (s *Server) storeNS(r *http.Request) (Namespace, error) {
 
 // listStore answers GET /v1/store?prefix=&cursor=.
 func (s *Server) listStore(w http.ResponseWriter, r *http.Request) error {
-	ns, err := s.storeNS(r)
+	ns, err := s.storeNS(w, r)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Server) listStore(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) getStore(raw string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		ns, err := s.storeNS(r)
+		ns, err := s.storeNS(w, r)
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func parseIfMatch(h string) (*int64, error) {
 
 func (s *Server) putStore(raw string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		ns, err := s.storeNS(r)
+		ns, err := s.storeNS(w, r)
 		if err != nil {
 			return err
 		}
@@ -195,7 +195,7 @@ func (s *Server) putStore(raw string) handlerFunc {
 
 func (s *Server) deleteStore(raw string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		ns, err := s.storeNS(r)
+		ns, err := s.storeNS(w, r)
 		if err != nil {
 			return err
 		}

@@ -222,3 +222,23 @@ func TestStoreListCursor(t *testing.T) {
 		t.Errorf("bad cursor: %d", r.status)
 	}
 }
+
+func TestRequestsPerDevice(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.RequestsPerDevice = RatePolicy{Name: "requests", Quota: 2, Window: time.Minute} })
+	d := e.register()
+	tok := e.token(d, "demo", "store")
+	other := e.token(d, "other", "store")
+	e.do("GET", "/v1/store", tok, nil)
+	if r := e.do("GET", "/v1/store", other, nil); r.status != 200 || r.header.Get("RateLimit") != `"requests";r=0;t=60` {
+		t.Fatalf("second: %d %v", r.status, r.header)
+	}
+	r := e.do("GET", "/v1/store", tok, nil) // the limit is per device, across plugins
+	if r.status != 429 || r.header.Get("Retry-After") != "60" ||
+		string(r.body) != `{"error":{"code":"rate_limited","message":"over the requests rate limit: 2 per 60 s","retryAfterS":60}}`+"\n" {
+		t.Errorf("third: %d %s %v", r.status, r.body, r.header)
+	}
+	e.clk.Add(time.Minute)
+	if r := e.do("GET", "/v1/store", tok, nil); r.status != 200 {
+		t.Errorf("next minute: %d", r.status)
+	}
+}
