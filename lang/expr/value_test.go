@@ -321,3 +321,45 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectCopiesAndFuncs(t *testing.T) {
+	o := expr.NewObject(0)
+	for i := 0; i < 12; i++ {
+		o.Set(strings.Repeat("k", i+1), float64(i))
+	}
+	c := o.Clone(1)
+	c.Set("new", true)
+	if o.Len() != 12 || c.Len() != 13 {
+		t.Fatalf("Clone shares storage: %d %d", o.Len(), c.Len())
+	}
+	if v, _ := c.Get("kkkkkkkkkkkk"); v != 11.0 {
+		t.Errorf("Clone lost a key: %v", v)
+	}
+	if vals := o.Values(); len(vals) != 12 || vals[3] != 3.0 {
+		t.Errorf("Values = %v", vals)
+	}
+	var nilObj *expr.Object
+	if nilObj.Len() != 0 || nilObj.Keys() != nil || nilObj.Values() != nil {
+		t.Error("nil object")
+	}
+	if _, ok := nilObj.Get("a"); ok {
+		t.Error("nil object Get")
+	}
+
+	env := stdlib.NewEnv()
+	y, _ := env.Parse("f(x => x, upper)")
+	env.Register("f", func(c *expr.Call, args []any) (any, error) {
+		a, b := args[0].(*expr.Func), args[1].(*expr.Func)
+		return []any{a.Name(), float64(a.Arity()), b.Name(), float64(b.Arity())}, nil
+	})
+	v, err := y.Eval(context.Background(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := expr.ToJSON(v, ""); string(got) != `["",1,"upper",-1]` {
+		t.Errorf("Func accessors: %s", got)
+	}
+	if eq, n := expr.EqualCount([]any{1.0, []any{2.0}}, []any{1.0, []any{2.0}}); !eq || n != 4 { // two lists and two numbers
+		t.Errorf("EqualCount = %v, %d", eq, n)
+	}
+}

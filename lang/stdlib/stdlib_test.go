@@ -113,6 +113,11 @@ func TestLists(t *testing.T) {
 		{"groupBy([{k: null}, {k: 1}], 'k')", `{"null":[{"k":null}],"1":[{"k":1}]}`},
 		{"uniq([1, '1', 1, [1], [1], null, null])", `[1,"1",[1],null]`},
 		{"uniqBy(rows, 'b').map(r => r.room)", `["101","205","310"]`},
+		{"uniq([{a: 1, b: [2]}, {b: [2], a: 1}, {a: 1}, true, false, true, -0, 0, 0/0, 0/0, 'x', 'x'])", `[{"a":1,"b":[2]},{"a":1},true,false,0,null,"x"]`},
+		{"uniq([[1, [2]], [1, [2]], [[1], 2]])", "[[1,[2]],[[1],2]]"},
+		{"sort([true, false, 'b', 'a', 2, 1, 0/0, null, [1], {}]).map(typeOf)", `["number","number","number","string","string","boolean","boolean","list","object","null"]`},
+		{"sort([0/0, 1, 0/0, -1])", "[-1,1,null,null]"},
+		{"sortBy([{k: 'b'}, {k: 1}, {k: null}, {k: true}, {k: 'a'}], 'k').map(x => x.k)", `[1,"a","b",true,null]`},
 		{"flat([1, [2, [3, [4]]]])", "[1,2,[3,[4]]]"}, {"flat([1, [2, [3, [4]]]], 9)", "[1,2,3,4]"}, {"flat([])", "[]"},
 		{"flatMap(rows, r => r.tags ?? [])", `["a","b","a"]`}, {"flatMap([1, 2], x => [x, [x]])", "[1,[1],2,[2]]"},
 		{"sum([1, 2, 3.5])", "6.5"}, {"sum([])", "0"}, {"sum(rows, r => num(r.cap))", "210"}, {"sum([1, null, 2])", "3"},
@@ -160,7 +165,7 @@ func TestObjects(t *testing.T) {
 
 func TestStrings(t *testing.T) {
 	runLib(t, []libCase{
-		{"str(null)", `""`}, {"str(12.50)", `"12.5"`}, {"str([1, 'a'])", `"[1,\"a\"]"`}, {"str(true)", `"true"`},
+		{"str(null)", `""`}, {"'b' <= 'b'", "true"}, {"'a' >= 'b'", "false"}, {"'a' > 'B'", "true"}, {"str(12.50)", `"12.5"`}, {"str([1, 'a'])", `"[1,\"a\"]"`}, {"str(true)", `"true"`},
 		{"trim('  x y \\n')", `"x y"`}, {"'\\t x '.trimStart()", `"x "`}, {"' x '.trimEnd()", `" x"`},
 		{"lower('AbC')", `"abc"`}, {"upper('abc')", `"ABC"`}, {"'Ab'.toLowerCase()", `"ab"`}, {"'ab'.toUpperCase()", `"AB"`},
 		{"trim(null)", "error: 1:1: trim: argument 1 must be a string, got null"},
