@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
@@ -19,10 +20,12 @@ import (
 	"github.com/pkuinfo/harness/replay"
 )
 
+const pluginRunUsage = "usage: harness plugin run [--json] [--record FILE] DIR TOOL [JSON]"
+
 func init() {
 	Register(&Command{
 		Path:    "plugin run",
-		Usage:   "[--json] DIR TOOL [JSON]",
+		Usage:   "[--json] [--record FILE] DIR TOOL [JSON]",
 		Summary: "run a tool live against public hosts and print its result as JSON",
 		Run:     pluginRun,
 	})
@@ -53,14 +56,38 @@ func (liveAbilities) Call(_ context.Context, c interp.AbilityCall) (any, error) 
 // network (public addresses only, the plugin's network allowlist), with campus requests and
 // abilities refused and a KV that lives for the run, and prints the result as JSON indented by
 // two spaces. With --json it prints {"ok":true,"result":…} or {"ok":false,"error":{…}} instead.
+// With --record FILE it also saves the run as a recorded test (replay.EncodeTest): the replies
+// it got, and the result as expect (or the error as expectError), appended to FILE.
 // Exit 0 on success, 1 when the plugin does not validate or the run fails, 2 on bad usage.
 func pluginRun(env *Env) int {
-	args, asJSON, bad := replayArgs(env.Args)
+	var record string
+	var rest []string
+	for i := 0; i < len(env.Args); i++ {
+		a := env.Args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, env.Args[i:]...)
+			i = len(env.Args)
+		case a == "--record" || a == "-record":
+			if i+1 == len(env.Args) {
+				fmt.Fprintln(env.Stderr, "harness plugin run: --record needs a file")
+				fmt.Fprintln(env.Stderr, pluginRunUsage)
+				return ExitUsage
+			}
+			i++
+			record = env.Args[i]
+		case strings.HasPrefix(a, "--record=") || strings.HasPrefix(a, "-record="):
+			_, record, _ = strings.Cut(a, "=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	args, asJSON, bad := replayArgs(rest)
 	if bad != "" || len(args) < 2 || len(args) > 3 {
 		if bad != "" {
 			fmt.Fprintf(env.Stderr, "harness plugin run: unknown flag %s\n", bad)
 		}
-		fmt.Fprintln(env.Stderr, "usage: harness plugin run [--json] DIR TOOL [JSON]")
+		fmt.Fprintln(env.Stderr, pluginRunUsage)
 		return ExitUsage
 	}
 	dir, tool := args[0], args[1]
@@ -100,11 +127,29 @@ func pluginRun(env *Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	result, runErr := interp.Run(ctx, p, tool, input, interp.Options{
+	opts := interp.Options{
 		Campus:    liveCampus{},
 		Abilities: liveAbilities{},
 		KV:        kvstore.NewMemory(),
-	})
+	}
+	var rec *replay.Recorder
+	start := time.Now()
+	if record != "" {
+		rec = &replay.Recorder{Next: interp.NewTransport(false)}
+		opts.Transport = rec
+		opts.Now = func() time.Time { return start }
+	}
+	result, runErr := interp.Run(ctx, p, tool, input, opts)
+	if rec != nil {
+		if err := writeRecording(record, replay.RecordedTest{
+			Name: "recorded " + start.In(time.FixedZone("CST", 8*3600)).Format("2006-01-02 15:04"),
+			Tool: tool, Input: input, Now: start, Exchanges: rec.Exchanges(), Result: result, Err: runErr,
+		}); err != nil {
+			fmt.Fprintf(env.Stderr, "harness plugin run: --record: %v\n", err)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stderr, "harness plugin run: recorded %s (%d responses); trim the bodies to what the tool needs\n", record, len(rec.Exchanges()))
+	}
 	if asJSON {
 		return writeRunJSON(env, dir, result, runErr)
 	}
@@ -160,4 +205,39 @@ func writeRunJSON(env *Env, dir string, result any, runErr error) int {
 		Error errJSON `json:"error"`
 	}{false, e})
 	return ExitFail
+}
+
+// writeRecording saves a live run as a recorded test in file (a tests/*.yaml path): a new file,
+// or one more document appended after `---`. Bodies that are not short UTF-8 text go to side
+// files beside it, named after it ("free-1.html").
+func writeRecording(file string, t replay.RecordedTest) error {
+	dir := filepath.Dir(file)
+	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := replay.EncodeTest(t, func(i int, ext string, body []byte) (string, error) {
+		name := fmt.Sprintf("%s-%d%s", base, i, ext)
+		for n := 2; ; n++ { // never overwrite an earlier recording's file
+			if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			name = fmt.Sprintf("%s-%d-%d%s", base, i, n, ext)
+		}
+		return name, os.WriteFile(filepath.Join(dir, name), body, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if len(bytes.TrimSpace(old)) > 0 {
+		if !bytes.HasSuffix(old, []byte("\n")) {
+			old = append(old, '\n')
+		}
+		data = append(append(old, "---\n"...), data...)
+	}
+	return os.WriteFile(file, data, 0o644)
 }
