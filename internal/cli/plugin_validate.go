@@ -43,7 +43,8 @@ type validateReport struct {
 }
 
 // pluginValidate is `harness plugin validate [--json] DIR…` (seed 004 "Test", SPEC-DECISIONS §9):
-// it loads each plugin folder (or https/pkuharness link) with every check the app runs and
+// it loads each plugin folder (or https/pkuharness link; a PLUGIN.md file stands for its folder,
+// other files are skipped) with every check the app runs and
 // prints every diagnostic as "DIR/FILE:LINE:COL: [step: ]message" with the source line and a
 // caret, then one summary line per plugin. With --json it prints a JSON array with one report
 // per argument instead. Exit 0 when no plugin has an error (warnings allowed), 1 when one has,
@@ -77,6 +78,17 @@ func pluginValidate(env *Env) int {
 	code := ExitOK
 	var reports []validateReport
 	for _, dir := range dirs {
+		// A file argument stands for its folder when it is a PLUGIN.md and is skipped otherwise,
+		// so that `harness plugin validate plugins/*` works in a folder that holds other files.
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			if filepath.Base(dir) != plugin.ManifestFile {
+				if !asJSON {
+					fmt.Fprintf(env.Stdout, "%s: not a folder, skipped\n", dir)
+				}
+				continue
+			}
+			dir = filepath.Dir(dir)
+		}
 		r := validateOne(ctx, dir)
 		if !r.OK {
 			code = ExitFail
