@@ -1,0 +1,221 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// CallRequest is one tool call through the host.
+type CallRequest struct {
+	// Actor is who calls: ActorUser, ActorAgent or ActorScheduler.
+	Actor Actor
+	// Plugin and Tool name the tool.
+	Plugin, Tool string
+	// Input is the tool input as an expr value (nil, bool, float64, string,
+	// []any, *expr.Object); nil means {}. expr.FromJSON makes one from JSON.
+	Input any
+	// Turn identifies the agent's turn, for taint: after an untrusted
+	// result in a turn, the agent's later write, money and public calls in
+	// the same turn need confirmation. "" is a turn of its own per call.
+	Turn string
+}
+
+// CallResult is the outcome of a call the rules let through, or the
+// confirmation it waits for.
+type CallResult struct {
+	// Value is the tool's result (an expr value); nil when Confirmation is set.
+	Value any
+	// Untrusted marks Value as third-party data, never to be followed as
+	// instructions (the tool declares untrusted: true).
+	Untrusted bool
+	// Confirmation is set when the call waits for the user's answer
+	// (Confirm); the tool has not run.
+	Confirmation *Confirmation
+	// Duration is how long the tool ran.
+	Duration time.Duration
+}
+
+// Confirmation is a call the user must confirm before it runs (an ask mode,
+// or a durable write in a tainted turn). The client shows Reason, the tool
+// and its input, and answers with Host.Confirm(ID, approve).
+type Confirmation struct {
+	ID      string        `json:"id"`
+	Actor   Actor         `json:"actor"`
+	Plugin  string        `json:"plugin"`
+	Tool    string        `json:"tool"`
+	Title   string        `json:"title"`
+	Effect  plugin.Effect `json:"effect"`
+	Reason  string        `json:"reason"`
+	Turn    string        `json:"turn,omitempty"`
+	Expires time.Time     `json:"expires"`
+	input   any
+}
+
+// Input returns the input the confirmed call will run with (an expr value).
+func (c *Confirmation) Input() any { return c.input }
+
+// ConfirmationTTL is how long a Confirmation can be answered.
+const ConfirmationTTL = 10 * time.Minute
+
+// TaintTTL is how long a turn stays tainted after an untrusted result.
+const TaintTTL = time.Hour
+
+// Call runs one tool of an installed plugin as req.Actor under the
+// permission rules (Decide): a refused call is a *Refusal; an agent call
+// that needs the user's answer returns a CallResult with Confirmation set
+// and runs nothing; otherwise the tool runs with the host's KV, campus
+// client and abilities. A failed run is the *interp.Error of the run. Every
+// call, refused or not, is written to the audit log.
+func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
+	start := time.Now()
+	p, t, err := h.tool(ctx, req.Plugin, req.Tool)
+	if err != nil {
+		return nil, err
+	}
+	modes, err := h.Modes(ctx, req.Plugin)
+	if err != nil {
+		return nil, err
+	}
+	d, reason := Decide(req.Actor, t, modes[t.Effect], h.tainted(req.Actor, req.Turn))
+	switch d {
+	case Refuse:
+		ref := &Refusal{Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Reason: reason}
+		h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
+		return nil, ref
+	case Confirm:
+		c := &Confirmation{
+			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title,
+			Effect: t.Effect, Reason: reason, Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
+		}
+		h.mu.Lock()
+		h.sweep()
+		h.pending[c.ID] = c
+		h.mu.Unlock()
+		h.audit(ctx, req, t.Effect, "confirm", reason, time.Since(start))
+		return &CallResult{Confirmation: c}, nil
+	}
+	return h.run(ctx, req, p, t, start)
+}
+
+// Confirm answers a Confirmation: approve runs the call as it was asked
+// (permissions are not checked again, the user has just allowed it); a
+// refusal is a *Refusal. An unknown or expired id is *NotFound.
+func (h *Host) Confirm(ctx context.Context, id string, approve bool) (*CallResult, error) {
+	h.mu.Lock()
+	c := h.pending[id]
+	delete(h.pending, id)
+	h.mu.Unlock()
+	if c == nil || !h.now().Before(c.Expires) {
+		return nil, &NotFound{What: fmt.Sprintf("no confirmation %q is waiting (it was answered, or it expired after %s)", id, ConfirmationTTL)}
+	}
+	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn}
+	start := time.Now()
+	p, t, err := h.tool(ctx, c.Plugin, c.Tool)
+	if err != nil {
+		return nil, err
+	}
+	if !approve {
+		h.audit(ctx, req, t.Effect, "refused", "the user declined", time.Since(start))
+		return nil, &Refusal{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Reason: "the user declined"}
+	}
+	return h.run(ctx, req, p, t, start)
+}
+
+// Pending returns the confirmations waiting for an answer.
+func (h *Host) Pending() []*Confirmation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sweep()
+	out := make([]*Confirmation, 0, len(h.pending))
+	for _, c := range h.pending {
+		out = append(out, c)
+	}
+	return out
+}
+
+// EndTurn forgets an agent turn's taint.
+func (h *Host) EndTurn(turn string) {
+	h.mu.Lock()
+	delete(h.taint, turn)
+	h.mu.Unlock()
+}
+
+// sweep drops expired confirmations and taints; h.mu is held.
+func (h *Host) sweep() {
+	now := h.now()
+	for id, c := range h.pending {
+		if !now.Before(c.Expires) {
+			delete(h.pending, id)
+		}
+	}
+	for turn, at := range h.taint {
+		if now.Sub(at) > TaintTTL {
+			delete(h.taint, turn)
+		}
+	}
+}
+
+func (h *Host) tainted(actor Actor, turn string) bool {
+	if actor != ActorAgent || turn == "" {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	at, ok := h.taint[turn]
+	return ok && h.now().Sub(at) <= TaintTTL
+}
+
+// tool finds an enabled plugin's tool.
+func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plugin.Tool, error) {
+	var enabled bool
+	if err := h.db.SQL.QueryRowContext(ctx, `SELECT enabled FROM plugins WHERE id = ?`, id).Scan(&enabled); err != nil {
+		return nil, nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+	}
+	if !enabled {
+		return nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s is disabled; enable it first", id)}
+	}
+	p, err := h.Plugin(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := p.Tool(name)
+	if t == nil {
+		return nil, nil, &NotFound{What: fmt.Sprintf("plugin %s has no tool %q", id, name)}
+	}
+	return p, t, nil
+}
+
+// run runs an allowed call and records it.
+func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *plugin.Tool, start time.Time) (*CallResult, error) {
+	input := req.Input
+	if input == nil {
+		input = expr.NewObject(0)
+	}
+	runStart := time.Now()
+	v, err := interp.Run(ctx, p, t.Name, input, h.options())
+	took := time.Since(runStart)
+	if err != nil {
+		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
+		return nil, err
+	}
+	if t.Untrusted && req.Actor == ActorAgent && req.Turn != "" {
+		h.mu.Lock()
+		h.taint[req.Turn] = h.now()
+		h.mu.Unlock()
+	}
+	h.audit(ctx, req, t.Effect, "ok", "", time.Since(start))
+	return &CallResult{Value: v, Untrusted: t.Untrusted, Duration: took}, nil
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

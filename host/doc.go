@@ -1,0 +1,29 @@
+// Package host is the app side of PKU harness without the chat and the
+// screens (issue 4): it keeps the installed plugins in one SQLite database
+// (package host/store), shows what a plugin may reach before it is
+// installed, updates it by the seed's rules, decides who may run which tool,
+// and runs tools with the host's KV, campus client and abilities.
+//
+//   - Install (seed 004 "Install links"): Review fetches and validates a
+//     link, a folder or a bundled document and returns the review sheet
+//     (Review.Sheet in zh-Hans or en); Install installs exactly the content
+//     that was reviewed, by content hash. InstallOfficial installs the
+//     bundled official documents (package plugins) on first start.
+//   - Updates (seed 004 "Updates"): Update, AutoUpdate (at most once a day,
+//     per-plugin switch), AcceptUpdate for a held widening update, Rollback.
+//   - Permissions (issue 4; seed 003 "工具与 schema"): a Mode per plugin per
+//     effect; actors user, agent and scheduler; Decide is the whole rule.
+//     Call returns a Confirmation when the agent must ask; userOnly tools are
+//     refused to the agent and the scheduler; an untrusted result taints the
+//     agent's turn, after which durable writes need confirmation.
+//   - Data sources (seed 004 "Optional fields"): DataSource caches a plugin's
+//     dataSources per plugin, source and arguments for their ttl and reports
+//     the value, its fetch time and whether it is stale.
+//   - The audit log records every call: who, what, effect, outcome,
+//     duration.
+//
+// Host abilities (interp.Abilities) and the campus client
+// (interp.CampusClient) are given to New as options; they live in
+// host/abilities and host/campus. The JSON API over all of this is package
+// host/api.
+package host

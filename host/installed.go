@@ -1,0 +1,369 @@
+package host
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// NotFound is the error for an unknown plugin, tool, data source or
+// confirmation.
+type NotFound struct{ What string }
+
+// Error says what was not found.
+func (e *NotFound) Error() string { return "host: " + e.What }
+
+// Conflict is the error for a request that does not fit the current state:
+// installing an id that is installed, accepting an update that is not held,
+// rolling back without a previous version, installing content that differs
+// from what was reviewed.
+type Conflict struct{ Msg string }
+
+// Error says what conflicts.
+func (e *Conflict) Error() string { return "host: " + e.Msg }
+
+// Invalid is the error for a plugin that does not validate; Diagnostics
+// holds its errors (SPEC-DECISIONS §7).
+type Invalid struct {
+	Source      string
+	Diagnostics []plugin.Diagnostic
+}
+
+// Error lists the first diagnostics, one per line.
+func (e *Invalid) Error() string {
+	s := fmt.Sprintf("host: %s does not validate:", e.Source)
+	for i, d := range e.Diagnostics {
+		if i == 10 {
+			s += fmt.Sprintf("\n  … and %d more", len(e.Diagnostics)-10)
+			break
+		}
+		s += "\n  " + d.String()
+	}
+	return s
+}
+
+// ToolDecl is what a tool declares, as kept per version for update checks.
+type ToolDecl struct {
+	Name      string        `json:"name"`
+	Effect    plugin.Effect `json:"effect"`
+	UserOnly  bool          `json:"userOnly,omitempty"`
+	Untrusted bool          `json:"untrusted,omitempty"`
+}
+
+// Declarations are what a plugin may reach and do (seed 004 "What the
+// plugin declares"): the reach the review sheet shows and the update rules
+// compare.
+type Declarations struct {
+	Campus    []string   `json:"campus"`
+	Network   []string   `json:"network"`
+	Abilities []string   `json:"abilities"`
+	Cloud     []string   `json:"cloud,omitempty"`
+	Remote    string     `json:"remote,omitempty"`
+	Tools     []ToolDecl `json:"tools"`
+}
+
+// DeclarationsOf returns the declarations of a loaded plugin.
+func DeclarationsOf(p *plugin.Plugin) Declarations {
+	m := p.Manifest
+	d := Declarations{
+		Campus:    nonNil(m.Campus),
+		Network:   nonNil(m.Network),
+		Abilities: nonNil(m.Abilities),
+		Tools:     []ToolDecl{},
+	}
+	if m.Cloud != nil {
+		d.Cloud = m.Cloud.Uses
+	}
+	if m.Remote != nil {
+		d.Remote = m.Remote.MCP
+	}
+	for _, t := range p.Tools {
+		d.Tools = append(d.Tools, ToolDecl{Name: t.Name, Effect: t.Effect, UserOnly: t.UserOnly, Untrusted: t.Untrusted})
+	}
+	return d
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}
+
+// Installed is one installed plugin as List and Show report it.
+type Installed struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Version     string    `json:"version"`
+	Hash        string    `json:"hash"`
+	Source      string    `json:"source"`
+	Official    bool      `json:"official"`
+	Enabled     bool      `json:"enabled"`
+	AutoUpdate  bool      `json:"autoUpdate"`
+	InstalledAt time.Time `json:"installedAt"`
+	CheckedAt   time.Time `json:"checkedAt,omitzero"`
+	// Note is the last update's note, e.g. "updated to 1.3.0".
+	Note string `json:"note,omitempty"`
+	// Previous is the version rollback restores, "" when there is none.
+	Previous string `json:"previous,omitempty"`
+	// Held is an update waiting for the user (its declarations are wider).
+	Held *HeldUpdate `json:"held,omitempty"`
+	// Declarations of the current version.
+	Declarations Declarations `json:"declarations"`
+}
+
+// HeldUpdate is an update that waits for the user's review: its version,
+// hash and what it widens.
+type HeldUpdate struct {
+	Version string   `json:"version"`
+	Hash    string   `json:"hash"`
+	Widened []string `json:"widened"`
+}
+
+// record is a plugins row.
+type record struct {
+	id, source, note               string
+	official, enabled, autoUpdate  bool
+	current                        int
+	previous, held                 sql.NullInt64
+	checkedAt, installedAt         int64
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (h *Host) record(ctx context.Context, q querier, id string) (*record, error) {
+	var r record
+	err := q.QueryRowContext(ctx, `SELECT id, source, note, official, enabled, auto_update, current, previous, held, checked_at, installed_at
+		FROM plugins WHERE id = ?`, id).Scan(&r.id, &r.source, &r.note, &r.official, &r.enabled, &r.autoUpdate,
+		&r.current, &r.previous, &r.held, &r.checkedAt, &r.installedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
+	}
+	return &r, nil
+}
+
+// version is a plugin_versions row.
+type version struct {
+	seq     int
+	version string
+	hash    string
+	decl    Declarations
+}
+
+func (h *Host) version(ctx context.Context, q querier, id string, seq int) (*version, error) {
+	var (
+		v    = version{seq: seq}
+		decl string
+	)
+	err := q.QueryRowContext(ctx, `SELECT version, hash, declarations FROM plugin_versions WHERE plugin = ? AND seq = ?`,
+		id, seq).Scan(&v.version, &v.hash, &decl)
+	if err != nil {
+		return nil, fmt.Errorf("host: plugin %s version #%d: %w", id, seq, err)
+	}
+	if err := json.Unmarshal([]byte(decl), &v.decl); err != nil {
+		return nil, fmt.Errorf("host: plugin %s version #%d: declarations: %w", id, seq, err)
+	}
+	return &v, nil
+}
+
+func (h *Host) files(ctx context.Context, q querier, id string, seq int) (map[string][]byte, error) {
+	rows, err := q.QueryContext(ctx, `SELECT path, content FROM plugin_files WHERE plugin = ? AND seq = ?`, id, seq)
+	if err != nil {
+		return nil, fmt.Errorf("host: files of %s #%d: %w", id, seq, err)
+	}
+	defer rows.Close()
+	files := map[string][]byte{}
+	for rows.Next() {
+		var p string
+		var b []byte
+		if err := rows.Scan(&p, &b); err != nil {
+			return nil, err
+		}
+		files[p] = b
+	}
+	return files, rows.Err()
+}
+
+// Plugin returns the current version of an installed plugin, parsed. Parsed
+// plugins are cached by content hash, so a call costs one small query.
+func (h *Host) Plugin(ctx context.Context, id string) (*plugin.Plugin, error) {
+	var (
+		hash string
+		seq  int
+	)
+	err := h.db.SQL.QueryRowContext(ctx, `SELECT v.hash, v.seq FROM plugins p JOIN plugin_versions v
+		ON v.plugin = p.id AND v.seq = p.current WHERE p.id = ?`, id).Scan(&hash, &seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
+	}
+	return h.parsed(ctx, id, seq, hash)
+}
+
+func (h *Host) parsed(ctx context.Context, id string, seq int, hash string) (*plugin.Plugin, error) {
+	h.mu.Lock()
+	p := h.loaded[hash]
+	h.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	files, err := h.files(ctx, h.db.SQL, id, seq)
+	if err != nil {
+		return nil, err
+	}
+	p, diags, err := plugin.LoadFiles(ctx, files)
+	if err != nil {
+		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
+	}
+	if plugin.HasErrors(diags) {
+		return nil, &Invalid{Source: id, Diagnostics: errorsOnly(diags)}
+	}
+	if p.Hash != hash {
+		return nil, fmt.Errorf("host: plugin %s: stored files hash to %s, the database says %s", id, p.Hash, hash)
+	}
+	h.mu.Lock()
+	h.loaded[hash] = p
+	h.mu.Unlock()
+	return p, nil
+}
+
+func errorsOnly(ds []plugin.Diagnostic) []plugin.Diagnostic {
+	var out []plugin.Diagnostic
+	for _, d := range ds {
+		if d.Severity == plugin.SeverityError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// List returns every installed plugin, by id.
+func (h *Host) List(ctx context.Context) ([]*Installed, error) {
+	rows, err := h.db.SQL.QueryContext(ctx, `SELECT id FROM plugins ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("host: list: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	out := make([]*Installed, 0, len(ids))
+	for _, id := range ids {
+		in, err := h.Show(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// Show returns one installed plugin.
+func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
+	r, err := h.record(ctx, h.db.SQL, id)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := h.version(ctx, h.db.SQL, id, r.current)
+	if err != nil {
+		return nil, err
+	}
+	p, err := h.parsed(ctx, id, cur.seq, cur.hash)
+	if err != nil {
+		return nil, err
+	}
+	in := &Installed{
+		ID: id, Name: p.Manifest.Name, Version: cur.version, Hash: cur.hash, Source: r.source,
+		Official: r.official, Enabled: r.enabled, AutoUpdate: r.autoUpdate,
+		InstalledAt: time.UnixMilli(r.installedAt).UTC(), Note: r.note, Declarations: cur.decl,
+	}
+	if r.checkedAt > 0 {
+		in.CheckedAt = time.UnixMilli(r.checkedAt).UTC()
+	}
+	if r.previous.Valid {
+		pv, err := h.version(ctx, h.db.SQL, id, int(r.previous.Int64))
+		if err != nil {
+			return nil, err
+		}
+		in.Previous = pv.version
+	}
+	if r.held.Valid {
+		hv, err := h.version(ctx, h.db.SQL, id, int(r.held.Int64))
+		if err != nil {
+			return nil, err
+		}
+		in.Held = &HeldUpdate{Version: hv.version, Hash: hv.hash, Widened: Widened(cur.decl, hv.decl)}
+	}
+	return in, nil
+}
+
+// SetEnabled enables or disables an installed plugin. A disabled plugin's
+// tools cannot run and are not offered to the agent.
+func (h *Host) SetEnabled(ctx context.Context, id string, on bool) error {
+	return h.setFlag(ctx, id, "enabled", on)
+}
+
+// SetAutoUpdate switches automatic updates (at serve start) on or off for
+// one plugin (seed 004 "Updates": "Users can turn off automatic updates").
+// An explicit Update still checks.
+func (h *Host) SetAutoUpdate(ctx context.Context, id string, on bool) error {
+	return h.setFlag(ctx, id, "auto_update", on)
+}
+
+func (h *Host) setFlag(ctx context.Context, id, col string, on bool) error {
+	res, err := h.db.SQL.ExecContext(ctx, `UPDATE plugins SET `+col+` = ? WHERE id = ?`, on, id)
+	if err != nil {
+		return fmt.Errorf("host: %s %s: %w", col, id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+	}
+	return nil
+}
+
+// Remove uninstalls a plugin: its versions, files, modes, KV entries and
+// cached data sources. The audit log keeps its past calls.
+func (h *Host) Remove(ctx context.Context, id string) error {
+	r, err := h.record(ctx, h.db.SQL, id)
+	if err != nil {
+		return err
+	}
+	return h.db.Tx(ctx, func(tx *sql.Tx) error {
+		if r.official {
+			// The user removed it: InstallOfficial must not bring it back.
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO settings (key, value) VALUES (?, '1')`, removedKey(id)); err != nil {
+				return fmt.Errorf("host: remove %s: %w", id, err)
+			}
+		}
+		for _, q := range []string{
+			`DELETE FROM plugins WHERE id = ?`, // cascades to versions, files, modes
+			`DELETE FROM datasource_cache WHERE plugin = ?`,
+			`DELETE FROM kv WHERE plugin = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return fmt.Errorf("host: remove %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}

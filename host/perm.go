@@ -1,0 +1,205 @@
+package host
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// Actor is who asks for a tool call (issue 4 "Permissions"; seed 003
+// "工具与 schema"): a person's own tap, the assistant, or a scheduled task.
+type Actor string
+
+// The three actors.
+const (
+	// ActorUser is a person's own tap: permissions apply, but an ask mode
+	// does not prompt, since the tap is the answer (seed 003: invoke runs
+	// tools "以用户身份 … 不会弹出授权确认").
+	ActorUser Actor = "user"
+	// ActorAgent is the assistant: ask modes return a Confirmation,
+	// userOnly tools are refused, untrusted results taint the turn.
+	ActorAgent Actor = "agent"
+	// ActorScheduler is a scheduled task run by `harness serve`: nobody is
+	// there to answer, so ask is refused like deny; userOnly is refused.
+	ActorScheduler Actor = "scheduler"
+)
+
+// ParseActor reads "user", "agent" or "scheduler".
+func ParseActor(s string) (Actor, error) {
+	switch a := Actor(s); a {
+	case ActorUser, ActorAgent, ActorScheduler:
+		return a, nil
+	}
+	return "", fmt.Errorf("unknown actor %q (use user, agent or scheduler)", s)
+}
+
+// Mode is a plugin's permission mode for one effect (issue 4
+// "Permissions"): ModeAuto runs without asking, ModeAsk asks the user
+// first when the agent calls, ModeDeny refuses every actor.
+type Mode string
+
+// The three modes.
+const (
+	ModeAuto Mode = "auto"
+	ModeAsk  Mode = "ask"
+	ModeDeny Mode = "deny"
+)
+
+// ParseMode reads "auto", "ask" or "deny"; "off", the word a manifest's
+// defaultModes uses, reads as deny.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "auto", "ask", "deny":
+		return Mode(s), nil
+	case "off":
+		return ModeDeny, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (use auto, ask or deny)", s)
+}
+
+// strictness orders modes: auto < ask < deny.
+func (m Mode) strictness() int {
+	switch m {
+	case ModeAuto:
+		return 0
+	case ModeAsk:
+		return 1
+	}
+	return 2
+}
+
+// DefaultModes returns the starting mode of each effect for a plugin (issue
+// 4; seed 004 "Install links"): an Official plugin takes its defaultModes,
+// and read auto, the rest ask for effects it does not name; a Community
+// plugin starts with read auto and write, money and public at ask, and its
+// defaultModes may only make a mode stricter.
+func DefaultModes(m *plugin.Manifest, official bool) map[plugin.Effect]Mode {
+	modes := map[plugin.Effect]Mode{
+		plugin.EffectRead: ModeAuto, plugin.EffectWrite: ModeAsk,
+		plugin.EffectMoney: ModeAsk, plugin.EffectPublic: ModeAsk,
+	}
+	for _, d := range m.DefaultModes {
+		mode, err := ParseMode(d.Mode)
+		if err != nil {
+			continue // the validator reports it
+		}
+		if official || mode.strictness() > modes[d.Effect].strictness() {
+			modes[d.Effect] = mode
+		}
+	}
+	return modes
+}
+
+// Modes returns the permission mode of each effect for an installed plugin.
+func (h *Host) Modes(ctx context.Context, id string) (map[plugin.Effect]Mode, error) {
+	if _, err := h.record(ctx, h.db.SQL, id); err != nil {
+		return nil, err
+	}
+	rows, err := h.db.SQL.QueryContext(ctx, `SELECT effect, mode FROM modes WHERE plugin = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("host: modes of %s: %w", id, err)
+	}
+	defer rows.Close()
+	out := map[plugin.Effect]Mode{}
+	for rows.Next() {
+		var e, m string
+		if err := rows.Scan(&e, &m); err != nil {
+			return nil, err
+		}
+		eff, err := plugin.ParseEffect(e)
+		if err != nil {
+			return nil, fmt.Errorf("host: modes of %s: %w", id, err)
+		}
+		out[eff] = Mode(m)
+	}
+	for _, e := range plugin.Effects {
+		if _, ok := out[e]; !ok {
+			out[e] = ModeAsk // a row lost to a bug never opens a door
+		}
+	}
+	return out, rows.Err()
+}
+
+// SetMode sets the mode of one effect for an installed plugin.
+func (h *Host) SetMode(ctx context.Context, id string, e plugin.Effect, m Mode) error {
+	if _, err := ParseMode(string(m)); err != nil {
+		return &NotFound{What: err.Error()}
+	}
+	if e.String() == fmt.Sprintf("effect(%d)", int(e)) {
+		return fmt.Errorf("host: set mode of %s: invalid effect", id)
+	}
+	if _, err := h.record(ctx, h.db.SQL, id); err != nil {
+		return err
+	}
+	_, err := h.db.SQL.ExecContext(ctx, `INSERT INTO modes (plugin, effect, mode) VALUES (?, ?, ?)
+		ON CONFLICT (plugin, effect) DO UPDATE SET mode = excluded.mode`, id, e.String(), string(m))
+	if err != nil {
+		return fmt.Errorf("host: set mode of %s: %w", id, err)
+	}
+	return nil
+}
+
+func writeModes(ctx context.Context, tx *sql.Tx, id string, modes map[plugin.Effect]Mode) error {
+	for _, e := range plugin.Effects {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO modes (plugin, effect, mode) VALUES (?, ?, ?)
+			ON CONFLICT (plugin, effect) DO NOTHING`, id, e.String(), string(modes[e])); err != nil {
+			return fmt.Errorf("host: modes of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Decision is what the permission rules say about one call.
+type Decision int
+
+// The three decisions.
+const (
+	Allow   Decision = iota // run it
+	Confirm                 // ask the user first (a Confirmation)
+	Refuse                  // do not run it
+)
+
+// Decide applies the permission rules of issue 4 to one call: userOnly
+// tools are refused to the agent and the scheduler; deny refuses every
+// actor; ask runs for the user, asks for the agent and is refused to the
+// scheduler; auto runs, except that the agent's write, money or public
+// call in a tainted turn (after an untrusted result) needs confirmation.
+// reason says why when the decision is not Allow.
+func Decide(actor Actor, t *plugin.Tool, mode Mode, tainted bool) (d Decision, reason string) {
+	if t.UserOnly && actor != ActorUser {
+		return Refuse, fmt.Sprintf("%s is userOnly: only a person's own tap can run it", t.Name)
+	}
+	switch mode {
+	case ModeDeny:
+		return Refuse, fmt.Sprintf("%s tools of this plugin are set to deny", t.Effect)
+	case ModeAsk:
+		switch actor {
+		case ActorUser:
+			return Allow, ""
+		case ActorAgent:
+			return Confirm, fmt.Sprintf("%s tools of this plugin are set to ask", t.Effect)
+		default:
+			return Refuse, fmt.Sprintf("%s tools of this plugin are set to ask, and a scheduled run cannot ask", t.Effect)
+		}
+	}
+	if actor == ActorAgent && tainted && t.Effect != plugin.EffectRead {
+		return Confirm, "this turn has read untrusted third-party text, so durable writes need confirmation"
+	}
+	return Allow, ""
+}
+
+// Refusal is the error for a call the permission rules refuse.
+type Refusal struct {
+	Actor             Actor
+	Plugin, Tool      string
+	Reason            string
+	NeedsConfirmation bool // the call would be allowed after the user confirms it
+}
+
+// Error says which call was refused and why.
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("host: %s may not run %s.%s: %s", r.Actor, r.Plugin, r.Tool, strings.TrimSuffix(r.Reason, "."))
+}

@@ -1,0 +1,335 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pkuinfo/harness/plugin"
+	"github.com/pkuinfo/harness/plugins"
+)
+
+// OfficialRepo is the repository whose links are Official (seed 004
+// "Install links").
+const OfficialRepo = "https://github.com/pkuinfo/pku-harness-plugins"
+
+// OfficialSource is the source recorded for a bundled official plugin, and
+// the prefix Review accepts for one ("official:canteen").
+const OfficialSource = "official:"
+
+// OfficialLink returns the install link of a bundled official document, the
+// link updates check (seed 004: "The app bundles these documents and
+// updates them from their GitHub links").
+func OfficialLink(name string) string {
+	return OfficialRepo + "/tree/main/plugins/" + name
+}
+
+// Review is what the review sheet shows before an install or a widening
+// update (seed 004 "Install links"): Official or Community, what the plugin
+// can reach (campus services, websites, app features) and what it can do
+// (every tool with its summary and effect). Hash is the content hash;
+// Install with this hash installs exactly these files.
+type Review struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	NameEn      string   `json:"nameEn,omitempty"`
+	Description string   `json:"description"`
+	DescEn      string   `json:"descriptionEn,omitempty"`
+	Version     string   `json:"version"`
+	Author      string   `json:"author"`
+	Source      string   `json:"source"`
+	Official    bool     `json:"official"`
+	Hash        string   `json:"hash"`
+	Campus      []string `json:"campus"`
+	Network     []string `json:"network"`
+	Abilities   []string `json:"abilities"`
+	Tools       []ReviewTool `json:"tools"`
+	// Warnings are the validator's warnings (errors stop the review).
+	Warnings []plugin.Diagnostic `json:"warnings,omitempty"`
+	// Installed is the installed version of the same id, "" when none.
+	Installed string `json:"installed,omitempty"`
+}
+
+// ReviewTool is one tool line of the review sheet.
+type ReviewTool struct {
+	Name      string        `json:"name"`
+	Title     string        `json:"title"`
+	TitleEn   string        `json:"titleEn,omitempty"`
+	Summary   string        `json:"summary,omitempty"`
+	SummaryEn string        `json:"summaryEn,omitempty"`
+	Effect    plugin.Effect `json:"effect"`
+	UserOnly  bool          `json:"userOnly,omitempty"`
+	Untrusted bool          `json:"untrusted,omitempty"`
+}
+
+// reviewed is a loaded plugin kept between Review and Install.
+type reviewed struct {
+	p        *plugin.Plugin
+	source   string
+	official bool
+	at       time.Time
+}
+
+// maxReviews bounds the reviewed plugins kept in memory.
+const maxReviews = 32
+
+// Review fetches and validates the plugin at src and returns its review
+// sheet. src is an install link of any form of seed 004 "Install links"
+// (fetched through the host's Fetcher), a local folder, or "official:NAME"
+// for a bundled document. A plugin that does not validate is *Invalid.
+func (h *Host) Review(ctx context.Context, src string) (*Review, error) {
+	r, err := h.fetch(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if len(h.reviews) >= maxReviews {
+		var oldest string
+		for k, v := range h.reviews {
+			if oldest == "" || v.at.Before(h.reviews[oldest].at) {
+				oldest = k
+			}
+		}
+		delete(h.reviews, oldest)
+	}
+	h.reviews[r.p.Hash] = r
+	h.mu.Unlock()
+	rv := reviewOf(r)
+	if in, err := h.Show(ctx, rv.ID); err == nil {
+		rv.Installed = in.Version
+	}
+	return rv, nil
+}
+
+// fetch loads src (see Review) and validates it.
+func (h *Host) fetch(ctx context.Context, src string) (*reviewed, error) {
+	var (
+		p        *plugin.Plugin
+		diags    []plugin.Diagnostic
+		err      error
+		official bool
+		source   = src
+	)
+	switch {
+	case strings.HasPrefix(src, OfficialSource):
+		name := strings.TrimPrefix(src, OfficialSource)
+		p, diags, err = loadBundled(ctx, name)
+		official, source = true, OfficialLink(name)
+	case strings.Contains(src, "://"):
+		link, lerr := plugin.ResolveLink(src)
+		if lerr != nil {
+			return nil, fmt.Errorf("host: %s: %w", src, lerr)
+		}
+		official = link.Official
+		p, diags, err = plugin.Load(ctx, h.fetcher, src)
+	default:
+		abs, aerr := filepath.Abs(src)
+		if aerr != nil {
+			return nil, fmt.Errorf("host: %s: %w", src, aerr)
+		}
+		source = abs
+		p, diags, err = plugin.LoadDir(abs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("host: %s: %w", src, err)
+	}
+	if plugin.HasErrors(diags) {
+		return nil, &Invalid{Source: src, Diagnostics: errorsOnly(diags)}
+	}
+	return &reviewed{p: p, source: source, official: official, at: h.now()}, nil
+}
+
+// loadBundled loads an embedded official document.
+func loadBundled(ctx context.Context, name string) (*plugin.Plugin, []plugin.Diagnostic, error) {
+	fsys, err := plugins.Dir(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := map[string][]byte{}
+	err = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(path, "tests/") {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, path)
+		files[path] = b
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return plugin.LoadFiles(ctx, files)
+}
+
+func reviewOf(r *reviewed) *Review {
+	m := r.p.Manifest
+	rv := &Review{
+		ID: m.ID, Name: m.Name, Description: m.Description, Version: m.Version, Author: m.Author,
+		Source: r.source, Official: r.official, Hash: r.p.Hash,
+		Campus: nonNil(m.Campus), Network: nonNil(m.Network), Abilities: nonNil(m.Abilities),
+		Tools: []ReviewTool{},
+	}
+	var en *plugin.Locale
+	if m.I18n != nil {
+		en = m.I18n.En
+	}
+	if en != nil {
+		rv.NameEn, rv.DescEn = en.Name, en.Description
+	}
+	for _, t := range r.p.Tools {
+		rt := ReviewTool{Name: t.Name, Title: t.Title, Summary: t.Summary, Effect: t.Effect, UserOnly: t.UserOnly, Untrusted: t.Untrusted}
+		if en != nil {
+			for _, tt := range en.Tools {
+				if tt.Name == t.Name {
+					rt.TitleEn, rt.SummaryEn = tt.Title, tt.Summary
+				}
+			}
+		}
+		rv.Tools = append(rv.Tools, rt)
+	}
+	return rv
+}
+
+// Languages of the review sheet.
+const (
+	LangZh = "zh-Hans"
+	LangEn = "en"
+)
+
+var campusZh = map[string]string{
+	"card": "校园卡", "its": "网络服务(ITS)", "treehole": "树洞", "blackboard": "教学网",
+	"elective": "选课网", "cwfw": "财务", "cwpay": "财务缴费", "bdkj": "场地预约",
+	"library": "图书馆", "library-space": "图书馆空间预约",
+}
+
+var campusEn = map[string]string{
+	"card": "Campus card", "its": "Network services (ITS)", "treehole": "Treehole", "blackboard": "Blackboard",
+	"elective": "Course selection", "cwfw": "Finance", "cwpay": "Finance payments", "bdkj": "Venue booking",
+	"library": "Library", "library-space": "Library seat booking",
+}
+
+var effectZh = map[plugin.Effect]string{
+	plugin.EffectRead: "读取", plugin.EffectWrite: "修改", plugin.EffectMoney: "花钱", plugin.EffectPublic: "公开",
+}
+
+// Sheet renders the review sheet as text in lang (LangZh or LangEn; any
+// other value is English). English names, descriptions, titles and summaries
+// come from i18n.en; a missing English name or title falls back to the
+// Chinese one, and a missing English summary is left out (seed 004 "Tools").
+func (rv *Review) Sheet(lang string) string {
+	zh := lang == LangZh
+	var b strings.Builder
+	name, desc := rv.Name, rv.Description
+	if !zh {
+		if rv.NameEn != "" {
+			name = rv.NameEn
+		}
+		if rv.DescEn != "" {
+			desc = rv.DescEn
+		}
+	}
+	kind := "Community: not reviewed by PKU harness"
+	if rv.Official {
+		kind = "Official"
+	}
+	if zh {
+		kind = "社区插件:未经 PKU harness 审核"
+		if rv.Official {
+			kind = "官方插件"
+		}
+		fmt.Fprintf(&b, "%s(%s %s,作者 %s)\n%s\n%s\n", name, rv.ID, rv.Version, rv.Author, kind, desc)
+	} else {
+		fmt.Fprintf(&b, "%s (%s %s, by %s)\n%s\n%s\n", name, rv.ID, rv.Version, rv.Author, kind, desc)
+	}
+	if rv.Installed != "" {
+		if zh {
+			fmt.Fprintf(&b, "已安装版本:%s\n", rv.Installed)
+		} else {
+			fmt.Fprintf(&b, "Installed version: %s\n", rv.Installed)
+		}
+	}
+	section := func(zhTitle, enTitle string, lines []string) {
+		if zh {
+			fmt.Fprintf(&b, "\n%s\n", zhTitle)
+		} else {
+			fmt.Fprintf(&b, "\n%s\n", enTitle)
+		}
+		if len(lines) == 0 {
+			if zh {
+				b.WriteString("  无\n")
+			} else {
+				b.WriteString("  none\n")
+			}
+		}
+		for _, l := range lines {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	var campus []string
+	for _, s := range rv.Campus {
+		label := campusEn[s]
+		if zh {
+			label = campusZh[s]
+		}
+		campus = append(campus, fmt.Sprintf("%s (%s)", label, s))
+	}
+	section("校园服务(用你的登录状态访问,插件看不到密码、Cookie 或令牌):",
+		"Campus services (called with your signed-in session; the plugin never sees your password, cookies or tokens):", campus)
+	section("网站:", "Websites:", rv.Network)
+	var abil []string
+	for _, g := range rv.Abilities {
+		a := plugin.AbilityGroup(g)
+		if a == nil {
+			abil = append(abil, g)
+			continue
+		}
+		var ops []string
+		for _, op := range a.Ops {
+			if zh {
+				ops = append(ops, fmt.Sprintf("%s(%s)", op.Op, effectZh[op.Effect]))
+			} else {
+				ops = append(ops, fmt.Sprintf("%s (%s)", op.Op, op.Effect))
+			}
+		}
+		sep := ", "
+		if zh {
+			sep = "、"
+		}
+		abil = append(abil, g+": "+strings.Join(ops, sep))
+	}
+	section("应用功能:", "App features:", abil)
+	var tools []string
+	for _, t := range rv.Tools {
+		title, summary, eff := t.Title, t.Summary, effectZh[t.Effect]
+		if !zh {
+			title, summary, eff = t.TitleEn, t.SummaryEn, t.Effect.String()
+			if title == "" {
+				title = t.Title
+			}
+		}
+		line := fmt.Sprintf("%s [%s] %s", t.Name, eff, title)
+		if summary != "" {
+			line += ": " + summary
+		}
+		var flags []string
+		if t.UserOnly {
+			flags = append(flags, map[bool]string{true: "仅限本人点击", false: "only by your own tap"}[zh])
+		}
+		if t.Untrusted {
+			flags = append(flags, map[bool]string{true: "返回第三方内容", false: "returns third-party text"}[zh])
+		}
+		if len(flags) > 0 {
+			line += " (" + strings.Join(flags, ", ") + ")"
+		}
+		tools = append(tools, line)
+	}
+	section("工具:", "Tools:", tools)
+	if zh {
+		fmt.Fprintf(&b, "\n内容哈希:%s\n", rv.Hash)
+	} else {
+		fmt.Fprintf(&b, "\nContent hash: %s\n", rv.Hash)
+	}
+	return b.String()
+}

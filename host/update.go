@@ -1,0 +1,354 @@
+package host
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pkuinfo/harness/plugin"
+	"github.com/pkuinfo/harness/plugins"
+)
+
+// officialNames is plugins.Names; tests replace it.
+var officialNames = func() []string { return plugins.Names }
+
+// testHookInUpdate, when set, runs inside an update's transaction after the
+// new version is written and before it commits (the SIGKILL test).
+var testHookInUpdate func()
+
+// Update statuses (issue 4 "Updates"; seed 004 "Updates").
+const (
+	StatusCurrent   = "current"    // same content hash: nothing happened
+	StatusApplied   = "applied"    // content changed, declarations not wider: applied
+	StatusHeld      = "held"       // declarations wider: waits for the user (AcceptUpdate)
+	StatusFailed    = "failed"     // the link could not be fetched or does not validate
+	StatusSkipped   = "skipped"    // automatic updates are off, or checked within the day
+	StatusInstalled = "installed"  // InstallOfficial installed a bundled document
+	StatusMismatch  = "id-changed" // the link now serves a plugin with another id
+)
+
+// UpdateOutcome is what one update check did. Note is the line to show
+// ("updated to 1.3.0"); Widened lists what a held update would add.
+type UpdateOutcome struct {
+	ID      string   `json:"id"`
+	Status  string   `json:"status"`
+	From    string   `json:"from,omitempty"`
+	To      string   `json:"to,omitempty"`
+	Note    string   `json:"note,omitempty"`
+	Widened []string `json:"widened,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// AutoUpdateInterval is how often Host.AutoUpdate checks a plugin (seed 004
+// "Updates": "when it starts (at most once a day)").
+const AutoUpdateInterval = 24 * time.Hour
+
+// Update checks one installed plugin's source again and applies the rules
+// of seed 004 "Updates": the same content hash changes nothing; changed
+// content whose declarations are not wider is applied with a note such as
+// "updated to 1.3.0" (the replaced version becomes the one Rollback
+// restores); wider declarations (see Widened) are held until AcceptUpdate.
+// A source that cannot be fetched or does not validate gives StatusFailed
+// with Error set and changes nothing. The error is non-nil only for an
+// unknown plugin or a database failure.
+func (h *Host) Update(ctx context.Context, id string) (*UpdateOutcome, error) {
+	r, err := h.record(ctx, h.db.SQL, id)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := h.version(ctx, h.db.SQL, id, r.current)
+	if err != nil {
+		return nil, err
+	}
+	nr, ferr := h.fetch(ctx, r.source)
+	if ferr != nil {
+		if _, err := h.db.SQL.ExecContext(ctx, `UPDATE plugins SET checked_at = ? WHERE id = ?`, h.now().UnixMilli(), id); err != nil {
+			return nil, fmt.Errorf("host: update %s: %w", id, err)
+		}
+		return &UpdateOutcome{ID: id, Status: StatusFailed, From: cur.version, Error: ferr.Error()}, nil
+	}
+	nr.official = r.official // the source is the one installed; keep its kind
+	return h.offer(ctx, id, nr)
+}
+
+// offer applies the update rules to a fetched candidate for plugin id.
+func (h *Host) offer(ctx context.Context, id string, nr *reviewed) (*UpdateOutcome, error) {
+	var out *UpdateOutcome
+	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := h.record(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		cur, err := h.version(ctx, tx, id, r.current)
+		if err != nil {
+			return err
+		}
+		now := h.now().UnixMilli()
+		out = &UpdateOutcome{ID: id, From: cur.version, To: nr.p.Manifest.Version}
+		if nr.p.Manifest.ID != id {
+			out.Status, out.To = StatusMismatch, ""
+			out.Error = fmt.Sprintf("the source now serves plugin %q, not %q", nr.p.Manifest.ID, id)
+			_, err := tx.ExecContext(ctx, `UPDATE plugins SET checked_at = ? WHERE id = ?`, now, id)
+			return err
+		}
+		if nr.p.Hash == cur.hash {
+			out.Status, out.To = StatusCurrent, ""
+			_, err := tx.ExecContext(ctx, `UPDATE plugins SET checked_at = ? WHERE id = ?`, now, id)
+			return err
+		}
+		widened := Widened(cur.decl, DeclarationsOf(nr.p))
+		if len(widened) > 0 {
+			out.Status, out.Widened = StatusHeld, widened
+			out.Note = fmt.Sprintf("update to %s waits for your review: %s", nr.p.Manifest.Version, strings.Join(widened, "; "))
+			if r.held.Valid {
+				hv, err := h.version(ctx, tx, id, int(r.held.Int64))
+				if err != nil {
+					return err
+				}
+				if hv.hash == nr.p.Hash {
+					_, err := tx.ExecContext(ctx, `UPDATE plugins SET checked_at = ? WHERE id = ?`, now, id)
+					return err
+				}
+			}
+			seq, err := nextSeq(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if err := insertVersion(ctx, tx, id, seq, nr.p, now); err != nil {
+				return err
+			}
+			if testHookInUpdate != nil {
+				testHookInUpdate()
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE plugins SET held = ?, checked_at = ? WHERE id = ?`, seq, now, id); err != nil {
+				return fmt.Errorf("host: update %s: %w", id, err)
+			}
+			return prune(ctx, tx, id)
+		}
+		seq, err := nextSeq(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := insertVersion(ctx, tx, id, seq, nr.p, now); err != nil {
+			return err
+		}
+		if testHookInUpdate != nil {
+			testHookInUpdate()
+		}
+		out.Status = StatusApplied
+		out.Note = "updated to " + nr.p.Manifest.Version
+		// A held update the new content supersedes is dropped.
+		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = ?, held = NULL, checked_at = ?, note = ? WHERE id = ?`,
+			seq, now, out.Note, id); err != nil {
+			return fmt.Errorf("host: update %s: %w", id, err)
+		}
+		return prune(ctx, tx, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func nextSeq(ctx context.Context, tx *sql.Tx, id string) (int, error) {
+	var seq int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM plugin_versions WHERE plugin = ?`, id).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("host: update %s: %w", id, err)
+	}
+	return seq, nil
+}
+
+// prune drops the versions that are neither current, previous nor held.
+func prune(ctx context.Context, tx *sql.Tx, id string) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM plugin_versions WHERE plugin = ?1 AND seq NOT IN (
+		SELECT current FROM plugins WHERE id = ?1
+		UNION SELECT previous FROM plugins WHERE id = ?1 AND previous IS NOT NULL
+		UNION SELECT held FROM plugins WHERE id = ?1 AND held IS NOT NULL)`, id)
+	if err != nil {
+		return fmt.Errorf("host: update %s: prune: %w", id, err)
+	}
+	return nil
+}
+
+// AcceptUpdate applies a held update after the user reviewed it; the
+// replaced version becomes the one Rollback restores. Without a held
+// update the error is a *Conflict.
+func (h *Host) AcceptUpdate(ctx context.Context, id string) (*UpdateOutcome, error) {
+	var out *UpdateOutcome
+	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := h.record(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !r.held.Valid {
+			return &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id)}
+		}
+		cur, err := h.version(ctx, tx, id, r.current)
+		if err != nil {
+			return err
+		}
+		hv, err := h.version(ctx, tx, id, int(r.held.Int64))
+		if err != nil {
+			return err
+		}
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: hv.version, Note: "updated to " + hv.version}
+		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = held, held = NULL, note = ? WHERE id = ?`, out.Note, id); err != nil {
+			return fmt.Errorf("host: accept update of %s: %w", id, err)
+		}
+		return prune(ctx, tx, id)
+	})
+	return out, err
+}
+
+// Rollback restores the previous version of a plugin (seed 004 "Updates":
+// "roll back to the previous version"); the version it replaces becomes the
+// previous one, so a second Rollback undoes the first. Without a previous
+// version the error is a *Conflict.
+func (h *Host) Rollback(ctx context.Context, id string) (*UpdateOutcome, error) {
+	var out *UpdateOutcome
+	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := h.record(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !r.previous.Valid {
+			return &Conflict{Msg: fmt.Sprintf("plugin %s has no previous version to roll back to", id)}
+		}
+		cur, err := h.version(ctx, tx, id, r.current)
+		if err != nil {
+			return err
+		}
+		pv, err := h.version(ctx, tx, id, int(r.previous.Int64))
+		if err != nil {
+			return err
+		}
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: pv.version, Note: "rolled back to " + pv.version}
+		_, err = tx.ExecContext(ctx, `UPDATE plugins SET current = previous, previous = current, note = ? WHERE id = ?`, out.Note, id)
+		if err != nil {
+			return fmt.Errorf("host: rollback %s: %w", id, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AutoUpdate is the start-up check of `harness serve`: it checks every
+// plugin whose automatic updates are on and that was not checked within
+// AutoUpdateInterval, and returns one outcome per plugin (StatusSkipped for
+// the others).
+func (h *Host) AutoUpdate(ctx context.Context) ([]*UpdateOutcome, error) {
+	list, err := h.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*UpdateOutcome
+	for _, in := range list {
+		if !in.AutoUpdate || h.now().Sub(in.CheckedAt) < AutoUpdateInterval {
+			out = append(out, &UpdateOutcome{ID: in.ID, Status: StatusSkipped, From: in.Version})
+			continue
+		}
+		o, err := h.Update(ctx, in.ID)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Widened lists, in words, how the declarations next are wider than old
+// (seed 004 "Updates": "a new campus service, host or ability, or a
+// stronger effect"; issue 4: "a new tool stronger than read"). It also
+// counts a new Cloud service, a changed remote server and a tool that is no
+// longer userOnly. An empty list means the update may be applied
+// automatically.
+func Widened(old, next Declarations) []string {
+	var w []string
+	for _, s := range next.Campus {
+		if !slices.Contains(old.Campus, s) {
+			w = append(w, "new campus service "+s)
+		}
+	}
+	for _, n := range next.Network {
+		if !hostCovered(n, old.Network) {
+			w = append(w, "new website "+n)
+		}
+	}
+	for _, a := range next.Abilities {
+		if !slices.Contains(old.Abilities, a) {
+			w = append(w, "new app feature "+a)
+		}
+	}
+	for _, c := range next.Cloud {
+		if !slices.Contains(old.Cloud, c) {
+			w = append(w, "new cloud service "+c)
+		}
+	}
+	if next.Remote != "" && next.Remote != old.Remote {
+		w = append(w, "remote server "+next.Remote)
+	}
+	for _, t := range next.Tools {
+		i := slices.IndexFunc(old.Tools, func(o ToolDecl) bool { return o.Name == t.Name })
+		if i < 0 {
+			if t.Effect != plugin.EffectRead {
+				w = append(w, fmt.Sprintf("new %s tool %s", t.Effect, t.Name))
+			}
+			continue
+		}
+		o := old.Tools[i]
+		if !o.Effect.AtLeast(t.Effect) {
+			w = append(w, fmt.Sprintf("tool %s: %s → %s", t.Name, o.Effect, t.Effect))
+		}
+		if o.UserOnly && !t.UserOnly {
+			w = append(w, fmt.Sprintf("tool %s is no longer userOnly", t.Name))
+		}
+	}
+	return w
+}
+
+// hostCovered reports whether the network entry n reaches nothing the
+// entries old did not: it is one of them, or (for "*.sub.example.com" or
+// "sub.example.com") old's "*.example.com" already covers it.
+func hostCovered(n string, old []string) bool {
+	if slices.Contains(old, n) {
+		return true
+	}
+	if h, ok := strings.CutPrefix(n, "*."); ok {
+		// A wildcard is covered only by a wider wildcard, never by names.
+		var wild []string
+		for _, o := range old {
+			if strings.HasPrefix(o, "*.") {
+				wild = append(wild, o)
+			}
+		}
+		return plugin.HostAllowed(h, wild)
+	}
+	return plugin.HostAllowed(n, old)
+}
+
+// semverLess reports whether version a is lower than b ("1.2.0" <
+// "1.10.0"); pre-release and build suffixes are ignored, and text that is
+// not a number compares as 0.
+func semverLess(a, b string) bool {
+	pa, pb := semverParts(a), semverParts(b)
+	for i := range 3 {
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	return false
+}
+
+func semverParts(v string) [3]int {
+	v, _, _ = strings.Cut(v, "+")
+	v, _, _ = strings.Cut(v, "-")
+	var out [3]int
+	for i, s := range strings.SplitN(v, ".", 3) {
+		out[i], _ = strconv.Atoi(s)
+	}
+	return out
+}
