@@ -277,6 +277,7 @@ func TestBudgetExhaustion(t *testing.T) {
 		"range(10000).map(x => x).concat(range(10000), range(10000)).sortBy(x => -x)",
 		"range(10000).reduce((a, x) => a.concat([x]), [])",
 		"range(10000).map(x => 'x').join('').split('').map(c => c + c).groupBy(c => c)",
+		"range(10).map(x => test(repeat(repeat('a', 1000), 1000), repeat('(a|b)', 150) + 'c'))", // text × pattern
 		"range(100).map(x => big == big)",          // deep equality costs what it visits
 		"range(100).map(x => [big].includes(big))", // so does includes
 		"range(100).map(x => [big, big, big, big, big].uniq())",

@@ -125,6 +125,12 @@ func regexArg(c *expr.Call, args []any, i int) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// matchCost is what matching re over s costs: one operation per KB of text, times the size of
+// the pattern in 64-byte units, since RE2's time is linear in both.
+func matchCost(s string, re *regexp.Regexp) int {
+	return kilo(len(s)) * (1 + len(re.String())/64)
+}
+
 // jsReplacement turns a JavaScript replacement string into regexp.Expand's template: $1 and
 // $12 are groups, $& the whole match, $<name> a named group, $$ a dollar; any other $ is literal.
 func jsReplacement(s string, groups int) string {
@@ -188,7 +194,7 @@ func fnReplace(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Charge(kilo(len(s))); err != nil {
+	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	switch w := args[2].(type) {
@@ -259,7 +265,7 @@ func fnMatch(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Charge(kilo(len(s))); err != nil {
+	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	m := re.FindStringSubmatchIndex(s)
@@ -279,7 +285,7 @@ func fnMatchAll(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Charge(kilo(len(s))); err != nil {
+	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	ms := re.FindAllStringSubmatchIndex(s, -1)
@@ -303,7 +309,7 @@ func fnTest(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Charge(kilo(len(s))); err != nil {
+	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	return re.MatchString(s), nil
