@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
@@ -48,6 +49,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 	privacy := fs.String("privacy-url", "", "privacy policy URL shown in GET /v1/meta")
 	regs := fs.Int("registrations-per-hour", def.Registrations.Quota, "device registrations per client IP per hour")
 	joins := fs.Int64("joins-per-min", def.Limits.JoinsPerIPPerMin, "channel joins (and channel info reads) per client IP per minute")
+	requests := fs.Int("requests-per-min", 600, "requests with a plugin token per device per minute")
 	frames := fs.Int64("frames-per-min", def.Limits.Channels.FramesPerMin, "frames per minute per party (the owner gets this × maxPeers)")
 	xff := fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
 	wsOrigins := fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
@@ -63,7 +65,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 		fmt.Fprintf(env.Stderr, "harness cloud serve: --difficulty %d: want 0–%d\n", *difficulty, protocol.MaxPowDifficulty)
 		return ExitUsage
 	}
-	if *regs < 1 || *joins < 1 || *frames < 1 {
+	if *regs < 1 || *joins < 1 || *frames < 1 || *requests < 1 {
 		fmt.Fprintln(env.Stderr, "harness cloud serve: rate limits must be at least 1")
 		return ExitUsage
 	}
@@ -104,6 +106,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 	cfg.PowDifficulty = *difficulty
 	cfg.Operator = protocol.Operator{Name: *operator, Contact: *contact, PrivacyURL: *privacy}
 	cfg.Registrations.Quota = *regs
+	cfg.RequestsPerDevice = server.RatePolicy{Name: "requests", Quota: *requests, Window: time.Minute}
 	cfg.Limits.JoinsPerIPPerMin = *joins
 	cfg.Limits.Channels.FramesPerMin = *frames
 	cfg.TrustForwardedFor = *xff
