@@ -13,14 +13,14 @@ import (
 // effect, outcome, duration). Outcome is "ok", "error", "refused" or
 // "confirm" (a confirmation was asked for; its answer is a later entry).
 type AuditEntry struct {
-	ID       int64         `json:"id"`
-	At       time.Time     `json:"at"`
-	Actor    Actor         `json:"actor"`
-	Plugin   string        `json:"plugin"`
-	Tool     string        `json:"tool"`
-	Effect   plugin.Effect `json:"effect"`
-	Outcome  string        `json:"outcome"`
-	Error    string        `json:"error,omitempty"`
+	ID      int64         `json:"id"`
+	At      time.Time     `json:"at"`
+	Actor   Actor         `json:"actor"`
+	Plugin  string        `json:"plugin"`
+	Tool    string        `json:"tool"`
+	Effect  plugin.Effect `json:"effect"`
+	Outcome string        `json:"outcome"`
+	Error   string        `json:"error,omitempty"`
 	// DurationUs is how long the call took in the host, in microseconds.
 	DurationUs int64 `json:"durationUs"`
 }

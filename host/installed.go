@@ -128,11 +128,11 @@ type HeldUpdate struct {
 
 // record is a plugins row.
 type record struct {
-	id, source, note               string
-	official, enabled, autoUpdate  bool
-	current                        int
-	previous, held                 sql.NullInt64
-	checkedAt, installedAt         int64
+	id, source, note              string
+	official, enabled, autoUpdate bool
+	current                       int
+	previous, held                sql.NullInt64
+	checkedAt, installedAt        int64
 }
 
 type querier interface {

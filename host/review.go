@@ -33,19 +33,19 @@ func OfficialLink(name string) string {
 // (every tool with its summary and effect). Hash is the content hash;
 // Install with this hash installs exactly these files.
 type Review struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	NameEn      string   `json:"nameEn,omitempty"`
-	Description string   `json:"description"`
-	DescEn      string   `json:"descriptionEn,omitempty"`
-	Version     string   `json:"version"`
-	Author      string   `json:"author"`
-	Source      string   `json:"source"`
-	Official    bool     `json:"official"`
-	Hash        string   `json:"hash"`
-	Campus      []string `json:"campus"`
-	Network     []string `json:"network"`
-	Abilities   []string `json:"abilities"`
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	NameEn      string       `json:"nameEn,omitempty"`
+	Description string       `json:"description"`
+	DescEn      string       `json:"descriptionEn,omitempty"`
+	Version     string       `json:"version"`
+	Author      string       `json:"author"`
+	Source      string       `json:"source"`
+	Official    bool         `json:"official"`
+	Hash        string       `json:"hash"`
+	Campus      []string     `json:"campus"`
+	Network     []string     `json:"network"`
+	Abilities   []string     `json:"abilities"`
 	Tools       []ReviewTool `json:"tools"`
 	// Warnings are the validator's warnings (errors stop the review).
 	Warnings []plugin.Diagnostic `json:"warnings,omitempty"`
