@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/lang/expr"
 )
@@ -277,7 +278,6 @@ func TestBudgetExhaustion(t *testing.T) {
 		"range(10000).map(x => x).concat(range(10000), range(10000)).sortBy(x => -x)",
 		"range(10000).reduce((a, x) => a.concat([x]), [])",
 		"range(10000).map(x => 'x').join('').split('').map(c => c + c).groupBy(c => c)",
-		"range(10).map(x => test(repeat(repeat('a', 1000), 1000), repeat('(a|b)', 150) + 'c'))", // text × pattern
 		"range(100).map(x => big == big)",          // deep equality costs what it visits
 		"range(100).map(x => [big].includes(big))", // so does includes
 		"range(100).map(x => [big, big, big, big, big].uniq())",
@@ -286,6 +286,23 @@ func TestBudgetExhaustion(t *testing.T) {
 		if !strings.HasPrefix(got, "limit: ") || !strings.HasSuffix(got, "expression budget exceeded (50000 operations)") {
 			t.Errorf("%s: got %.200s", src, got)
 		}
+	}
+}
+
+// A regex scan is charged for the text times the pattern before it runs: here the charge alone
+// is over the budget, so the slow scan never starts.
+func TestRegexCost(t *testing.T) {
+	src := "test(repeat(repeat('a', 64), 1000), repeat('(a|b)', 150) + 'c')"
+	start := time.Now()
+	got := evalLib(t, src, libVars(t), 2_000)
+	if got != "limit: 1:1: expression budget exceeded (2000 operations)" {
+		t.Errorf("got %s", got)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v: the scan ran before the charge", d)
+	}
+	if got := evalLib(t, "test(repeat(repeat('a', 64), 1000), 'a+c')", libVars(t), 2_000); got != "false" {
+		t.Errorf("a short pattern over 64 KB: %s", got)
 	}
 }
 

@@ -126,9 +126,9 @@ func regexArg(c *expr.Call, args []any, i int) (*regexp.Regexp, error) {
 }
 
 // matchCost is what matching re over s costs: one operation per KB of text, times the size of
-// the pattern in 64-byte units, since RE2's time is linear in both.
+// the pattern in 16-byte units, since RE2's time is linear in both.
 func matchCost(s string, re *regexp.Regexp) int {
-	return kilo(len(s)) * (1 + len(re.String())/64)
+	return kilo(len(s)) * (1 + len(re.String())/16)
 }
 
 // jsReplacement turns a JavaScript replacement string into regexp.Expand's template: $1 and
