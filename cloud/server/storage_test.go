@@ -190,3 +190,30 @@ func storageScript(t *testing.T, st Storage) string {
 	log("c7 after retention: %s", e(err))
 	return out
 }
+
+// TestServerOnMemory runs the server end to end on the in-memory Storage: store versions and a
+// relayed frame.
+func TestServerOnMemory(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Storage = NewMemory() })
+	tok := e.token(e.register(), "demo", "store")
+	for i, want := range []string{`{"version":1}`, `{"version":2}`} {
+		if r := e.do("PUT", "/v1/store/k", tok, `{"value":1}`); string(r.body) != want+"\n" {
+			t.Errorf("put %d: %s", i, r.body)
+		}
+	}
+	if r := e.do("PUT", "/v1/store/k", tok, `{"value":1}`, "If-Match", "1"); r.status != 409 {
+		t.Errorf("stale If-Match: %d", r.status)
+	}
+	o := e.ownerUp(1)
+	v, _ := e.join(o.sh)
+	o.ws.next()
+	peer := e.dial("/v1/c/"+o.sh.id+"/ws?t="+v.token, nil)
+	peer.next()
+	o.ws.next()
+	env1, _ := protocol.SealBytes(v.key[:], []byte(`"hi"`))
+	o.ws.send(protocol.OwnerOutFrame{T: "msg", To: v.peerID, Env: env1})
+	msg := mustFrame(t, peer.next(), protocol.DecodePeerInFrame)
+	if pt, err := protocol.OpenBytes(v.key[:], &msg.Env); err != nil || string(pt) != `"hi"` {
+		t.Errorf("opened %s %v", pt, err)
+	}
+}
