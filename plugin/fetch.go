@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -75,12 +78,67 @@ func (m MapFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, 
 
 // HTTPFetcher fetches files over https. It refuses other schemes, follows at most 5 redirects
 // (to https only), reads at most the bytes it is allowed, and gives up after Timeout per file
-// (10 s when zero) or when the context ends, whichever comes first.
+// (10 s when zero) or when the context ends, whichever comes first. Without a Client it also
+// refuses to connect to loopback, private, link-local and other non-public addresses (checked
+// when dialling, after DNS), so that an install link cannot reach into the host's network.
 type HTTPFetcher struct {
-	// Client sends the requests; nil means a client with the redirect rule above.
+	// Client sends the requests; nil means a client that dials public addresses only.
 	Client *http.Client
 	// Timeout bounds one file's fetch; zero means 10 seconds.
 	Timeout time.Duration
+}
+
+// publicClient dials public addresses only.
+var publicClient = &http.Client{Transport: &http.Transport{
+	Proxy: nil,
+	DialContext: (&net.Dialer{
+		Timeout: 10 * time.Second,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return fmt.Errorf("dial %s: not an IP address", address)
+			}
+			if !publicAddr(ip) {
+				return fmt.Errorf("refusing to connect to %s: not a public address", ip)
+			}
+			return nil
+		},
+	}).DialContext,
+	ForceAttemptHTTP2:   true,
+	TLSHandshakeTimeout: 10 * time.Second,
+	MaxIdleConns:        16,
+	IdleConnTimeout:     30 * time.Second,
+}}
+
+// publicAddr reports whether ip is a public unicast address.
+func publicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	switch {
+	case !ip.IsValid(), ip.IsUnspecified(), ip.IsLoopback(), ip.IsPrivate(), ip.IsLinkLocalUnicast(),
+		ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast(), ip.IsMulticast():
+		return false
+	}
+	// Shared address space (RFC 6598), benchmarking (RFC 2544) and other special ranges.
+	for _, p := range specialPrefixes {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+var specialPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2001:db8::/32"),
 }
 
 // Fetch GETs the https URL name. A status other than 200 is an error naming the status; 404 wraps
@@ -98,7 +156,7 @@ func (h *HTTPFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte
 	defer cancel()
 	client := h.Client
 	if client == nil {
-		client = &http.Client{}
+		client = publicClient
 	}
 	c := *client
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -291,6 +292,10 @@ func TestLoadHTTPS(t *testing.T) {
 	if _, _, err := Load(context.Background(), f, strings.Replace(srv.URL, "https:", "http:", 1)+"/p/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "only https links are allowed") {
 		t.Errorf("http link: err = %v", err)
 	}
+	// The default client never dials a loopback or private address.
+	if _, _, err := Load(context.Background(), &HTTPFetcher{}, srv.URL+"/p/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "not a public address") {
+		t.Errorf("default client to loopback: err = %v", err)
+	}
 	// A server that does not trust the certificate fails.
 	untrusting := &HTTPFetcher{Client: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{}}}}
 	if _, _, err := Load(context.Background(), untrusting, srv.URL+"/p/PLUGIN.md"); err == nil {
@@ -357,5 +362,18 @@ i18n:
 	files["PLUGIN.md"] = append([]byte("---\n"), make([]byte, MaxTotalBytes)...)
 	if _, _, err := LoadFiles(context.Background(), files); err == nil || err.Error() != "PLUGIN.md is larger than 512 KB" {
 		t.Errorf("huge PLUGIN.md: err = %v", err)
+	}
+}
+
+func TestPublicAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"8.8.8.8": true, "162.105.129.1": true, "2001:da8:201::1": true,
+		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
+		"169.254.169.254": false, "100.64.0.1": false, "0.0.0.0": false, "::1": false,
+		"fe80::1": false, "fc00::1": false, "::ffff:127.0.0.1": false, "224.0.0.1": false,
+	} {
+		if got := publicAddr(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("publicAddr(%s) = %v, want %v", addr, got, want)
+		}
 	}
 }

@@ -249,6 +249,11 @@ func (v *validator) manifest() {
 		if c.Args != nil && c.Tool == "" {
 			v.merr(path+".args", "command %s: args go with tool", c.Name)
 		}
+		if t := v.p.Tool(c.Tool); t != nil {
+			for _, problem := range argProblems(t, c.Args) {
+				v.merr(path+".args", "command %s: %s", c.Name, problem)
+			}
+		}
 	}
 	seenMode := map[Effect]bool{}
 	for _, dm := range m.DefaultModes {
@@ -1070,14 +1075,8 @@ func (v *validator) dataSources() {
 			if t.Effect != 0 && t.Effect != EffectRead {
 				v.merr(path+".tool", "data source %s: tool %s is a %s tool; data sources read through read tools", ds.Name, ds.Tool, t.Effect)
 			}
-			if obj, ok := ds.Args.(*expr.Object); ok {
-				for _, k := range obj.Keys() {
-					if inputField(t, k) == nil {
-						v.merr(path+".args", "data source %s: tool %s has no input %q", ds.Name, ds.Tool, k)
-					}
-				}
-			} else if ds.Args != nil {
-				v.merr(path+".args", "data source %s: args must be a map of the tool's input", ds.Name)
+			for _, problem := range argProblems(t, ds.Args) {
+				v.merr(path+".args", "data source %s: %s", ds.Name, problem)
 			}
 		case ds.Fn != "":
 			if v.m.Server == nil || serverFunction(v.m.Server, ds.Fn) == nil {
@@ -1088,6 +1087,45 @@ func (v *validator) dataSources() {
 			v.merr(path+".ttl", "data source %s: ttl must not be negative", ds.Name)
 		}
 	}
+}
+
+// argProblems checks constant args (a data source's or command's) against a tool's input: a map
+// naming only input fields, each of the field's type and among its enum, with every required
+// field given.
+func argProblems(t *Tool, args any) []string {
+	var out []string
+	obj, ok := args.(*expr.Object)
+	if args != nil && !ok {
+		return []string{fmt.Sprintf("args must be a map of tool %s's input", t.Name)}
+	}
+	if obj != nil {
+		for _, k := range obj.Keys() {
+			in := inputField(t, k)
+			if in == nil {
+				out = append(out, fmt.Sprintf("tool %s has no input %q", t.Name, k))
+				continue
+			}
+			val, _ := obj.Get(k)
+			switch {
+			case val == nil:
+			case in.Type != "" && contains(InputTypes, in.Type) && !typeMatches(in.Type, val):
+				out = append(out, fmt.Sprintf("input %s of tool %s must be %s, not %s", k, t.Name, withArticle(in.Type), withArticle(expr.TypeOf(val))))
+			case len(in.Enum) > 0 && !enumHas(in.Enum, val):
+				out = append(out, fmt.Sprintf("input %s of tool %s must be one of its enum values", k, t.Name))
+			}
+		}
+	}
+	for _, in := range t.Input {
+		given := false
+		if obj != nil {
+			v, ok := obj.Get(in.Name)
+			given = ok && v != nil
+		}
+		if !given && !in.Optional && !in.HasDefault {
+			out = append(out, fmt.Sprintf("tool %s needs input %s", t.Name, in.Name))
+		}
+	}
+	return out
 }
 
 func inputField(t *Tool, name string) *InputField {
@@ -1275,4 +1313,12 @@ func characters(n int) string {
 		return "1 character"
 	}
 	return fmt.Sprintf("%d characters", n)
+}
+
+// withArticle returns "a string", "an object", "an array", "an integer".
+func withArticle(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
 }
