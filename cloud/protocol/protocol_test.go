@@ -250,7 +250,7 @@ func TestDecodeFrames(t *testing.T) {
 		{"owner no t", ownerOut, `{}`, "t: is required"},
 		{"owner bad env v", ownerOut, `{"t":"msg","to":"peer1","env":{"v":2,"n":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","c":"AAAAAAAAAAAAAAAAAAAAAA"}}`, "env.v: must be 1, got 2"},
 		{"owner short c", ownerOut, `{"t":"msg","to":"peer1","env":{"v":1,"n":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","c":"AAAA"}}`, "env.c: must be base64url ciphertext of at least 22 characters"},
-		{"owner trailing", ownerOut, `{"t":"ping"}{}`, "invalid JSON: data after the value"},
+		{"owner trailing", ownerOut, `{"t":"ping"}{}`, "invalid JSON at byte 12: data after the value"},
 		{"peer msg", peerOut, `{"t":"msg","env":` + env1 + `}`, ""},
 		{"peer kick", peerOut, `{"t":"kick","peerId":"peer1"}`, `t: unknown peer frame type "kick"`},
 		{"owner in hello", ownerIn, `{"t":"hello","id":"chan1234","expiresAt":5,"peers":[{"peerId":"p123","peerPub":"` + strings.Repeat("A", 43) + `","joinedAt":1,"online":false}]}`, ""},
@@ -326,7 +326,10 @@ func TestDecodeRequests(t *testing.T) {
 		{"store put ttl", &StorePutRequest{}, `{"value":{"a":1},"ttlS":0}`, "ttlS: must be ≥ 1, got 0"},
 		{"join", &JoinRequest{}, `{"authKey":"` + k + `","peerPub":"short"}`, "peerPub: must be 32 bytes base64url (43 characters)"},
 		{"push kind", &PushTokenRequest{}, `{"kind":"sms","token":"x"}`, "kind: must be unifiedpush, apns or fcm"},
-		{"not json", &PatchChannelRequest{}, `{`, "invalid JSON: unexpected EOF"},
+		{"not json", &PatchChannelRequest{}, `{`, "invalid JSON: unexpected end of the body"},
+		{"syntax", &PatchChannelRequest{}, `{"ttlS":60,}`, "invalid JSON at byte 12: invalid character '}' looking for beginning of object key string"},
+		{"type", &PatchChannelRequest{}, `{"ttlS":"60"}`, "ttlS: must be a number, not string (byte 12)"},
+		{"nested type", &MailboxPutRequest{}, `{"env":{"v":"1"}}`, "env.v: must be a number, not string (byte 15)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,9 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // ProtocolVersion is MetaResponse.protocol.
@@ -51,12 +53,40 @@ func decodeStrict(data []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
+		return jsonError(err)
 	}
 	if d.More() {
-		return fmt.Errorf("invalid JSON: data after the value")
+		return fmt.Errorf("invalid JSON at byte %d: data after the value", d.InputOffset())
 	}
 	return nil
+}
+
+// jsonError says where a body is wrong: the byte offset of a syntax error, the field and type
+// of a mismatched value.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("invalid JSON at byte %d: %s", se.Offset, se.Error())
+	case errors.As(err, &te) && te.Field != "":
+		return &ValidationError{Field: te.Field, Reason: fmt.Sprintf("must be a %s, not %s (byte %d)", jsonKind(te.Type.Kind().String()), te.Value, te.Offset)}
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("invalid JSON: unexpected end of the body")
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "int", "int64", "int32", "float64":
+		return "number"
+	case "ptr", "struct", "map":
+		return "object"
+	case "slice":
+		return "list"
+	}
+	return k
 }
 
 func minOne(field string, v int64) error {
