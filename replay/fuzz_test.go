@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"testing/fstest"
+
+	"github.com/pkuinfo/harness/lang/expr"
 )
 
 // FuzzDecode feeds arbitrary bytes to the test-file decoder. Invariants: no panic; a failure is
@@ -47,6 +49,42 @@ func FuzzDecode(f *testing.F) {
 			}
 			if c.Input == nil {
 				t.Fatalf("case %d: nil input", c.Index)
+			}
+		}
+	})
+}
+
+// FuzzEncodeDecode checks the printer against the parser: any JSON value written by EncodeTest
+// as a test's input and expect reads back (Decode) as an equal value.
+func FuzzEncodeDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"a":[1,2.5,null,true],"b":"2030-01-01","c":{"":"~"}}`,
+		`["yes","no","0x1F","1e3","-.inf",".nan","- a",": b","#c","'q'","\"d\"","a\nb"," x ","\t"]`,
+		`{"key: colon":"é\u0000\u2028","k\n2":[{}],"&a":"*a","!t":"<<"}`,
+		`[1e21,1e-7,-0,123456789012345680000,0.1]`,
+		`"\ufeffbom"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := expr.FromJSON(data)
+		if err != nil {
+			return
+		}
+		enc, err := EncodeTest(RecordedTest{Tool: "t", Input: v, Result: v}, nil)
+		if err != nil {
+			t.Fatalf("EncodeTest: %v", err)
+		}
+		cases, err := Decode(nil, "tests/t.yaml", "t.yaml", enc)
+		if err != nil {
+			t.Fatalf("Decode of\n%s: %v", enc, err)
+		}
+		if d := Diff(cases[0].Expect, v); d != nil {
+			t.Fatalf("expect reads back differently: %q\n%s", d, enc)
+		}
+		if _, isObj := v.(*expr.Object); isObj {
+			if d := Diff(cases[0].Input, v); d != nil {
+				t.Fatalf("input reads back differently: %q\n%s", d, enc)
 			}
 		}
 	})

@@ -212,7 +212,7 @@ func node(v any) (*yaml.Node, error) {
 		}
 		s := expr.FormatNumber(x)
 		tag := "!!float"
-		if x == math.Trunc(x) && !strings.ContainsAny(s, "e.") {
+		if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
 			tag = "!!int"
 		}
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: s}, nil

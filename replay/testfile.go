@@ -151,7 +151,7 @@ type ExpectedRequest struct {
 // Limits on a test file.
 const (
 	maxTestFileSize = 4 << 20 // a test file or a response `file:`
-	maxYAMLDepth    = 100     // nesting of YAML collections
+	maxYAMLDepth    = 512     // nesting of YAML collections, as expr.FromJSON allows
 )
 
 // DecodeFile reads the test file name from fsys (a plugin folder; name such as
@@ -430,8 +430,13 @@ func (d *decoder) value(n *yaml.Node, depth int) (any, bool) {
 		case "!!int", "!!float":
 			var f float64
 			if err := n.Decode(&f); err != nil {
-				d.errorf(pos(n), "bad number %q", n.Value)
-				return nil, false
+				// An integer beyond int64 still reads as the nearest double.
+				g, perr := strconv.ParseFloat(n.Value, 64)
+				if perr != nil {
+					d.errorf(pos(n), "bad number %q", n.Value)
+					return nil, false
+				}
+				f = g
 			}
 			return f, true
 		case "!!str", "!!timestamp", "!!binary":
