@@ -176,3 +176,18 @@ func TestConcurrentEval(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A panicking builtin becomes an error, not a crash of the host.
+func TestPanicIsAnError(t *testing.T) {
+	env := expr.NewEnv()
+	env.Register("boom", func(c *expr.Call, args []any) (any, error) { panic("index out of range") })
+	x, _ := env.Parse("[1, boom()]")
+	_, err := x.Eval(context.Background(), nil, nil)
+	if err == nil || err.Error() != "internal error: index out of range (please report this)" {
+		t.Errorf("err = %v", err)
+	}
+	tp, _ := env.ParseTemplate("a ${boom()}")
+	if _, err := tp.Render(context.Background(), nil, nil); err == nil || !strings.Contains(err.Error(), "internal error") {
+		t.Errorf("Render err = %v", err)
+	}
+}

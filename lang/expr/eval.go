@@ -40,7 +40,7 @@ type state struct {
 // Eval evaluates x with the variables vars, charging b (nil: a fresh budget of
 // DefaultBudget). The error is a *RuntimeError with the position of the failing node, kind
 // "expression" or "limit"; a cancelled ctx stops the evaluation with kind "limit".
-func (x *Expr) Eval(ctx context.Context, vars Vars, b *Budget) (any, error) {
+func (x *Expr) Eval(ctx context.Context, vars Vars, b *Budget) (v any, err error) {
 	if b == nil {
 		b = NewBudget(DefaultBudget)
 	}
@@ -48,9 +48,19 @@ func (x *Expr) Eval(ctx context.Context, vars Vars, b *Budget) (any, error) {
 		ctx = context.Background()
 	}
 	st := &state{ctx: ctx, vars: vars, b: b, scope: x}
-	v, err := x.root.eval(st)
+	defer st.finish(&v, &err)
+	return x.root.eval(st)
+}
+
+// finish ends an evaluation: it returns the unspent reservation to the budget and turns a panic
+// (a bug in a builtin) into an error, so that one bad plugin cannot bring the host down.
+func (st *state) finish(v *any, err *error) {
 	st.b.release(st.left)
-	return v, err
+	st.left = 0
+	if r := recover(); r != nil {
+		*v = nil
+		*err = &RuntimeError{Kind: "expression", Msg: fmt.Sprintf("internal error: %v (please report this)", r)}
+	}
 }
 
 // tick charges one operation for evaluating a node.

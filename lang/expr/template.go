@@ -124,7 +124,7 @@ func (t *Template) Exprs() []*Expr { return t.exprs }
 // ${expr} is replaced by its text (strings as they are, numbers as in JavaScript, null as empty,
 // lists and objects as JSON; a node is an error). Errors are *RuntimeError with positions in
 // the template source.
-func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (any, error) {
+func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (result any, err error) {
 	if len(t.exprs) == 0 {
 		return t.strs[0], nil
 	}
@@ -135,7 +135,7 @@ func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (any, error
 		ctx = context.Background()
 	}
 	st := &state{ctx: ctx, vars: vars, b: b, scope: t.exprs[0]}
-	defer func() { st.b.release(st.left) }()
+	defer st.finish(&result, &err)
 	if t.IsSingle() {
 		return t.exprs[0].root.eval(st)
 	}
