@@ -199,7 +199,7 @@ const (
 )
 
 var campusZh = map[string]string{
-	"card": "校园卡", "its": "网络服务(ITS)", "treehole": "树洞", "blackboard": "教学网",
+	"card": "校园卡", "its": "网络服务（ITS）", "treehole": "树洞", "blackboard": "教学网",
 	"elective": "选课网", "cwfw": "财务", "cwpay": "财务缴费", "bdkj": "场地预约",
 	"library": "图书馆", "library-space": "图书馆空间预约",
 }
@@ -235,17 +235,17 @@ func (rv *Review) Sheet(lang string) string {
 		kind = "Official"
 	}
 	if zh {
-		kind = "社区插件:未经 PKU harness 审核"
+		kind = "社区插件：未经 PKU harness 审核"
 		if rv.Official {
 			kind = "官方插件"
 		}
-		fmt.Fprintf(&b, "%s(%s %s,作者 %s)\n%s\n%s\n", name, rv.ID, rv.Version, rv.Author, kind, desc)
+		fmt.Fprintf(&b, "%s（%s %s，作者 %s）\n%s\n%s\n", name, rv.ID, rv.Version, rv.Author, kind, desc)
 	} else {
 		fmt.Fprintf(&b, "%s (%s %s, by %s)\n%s\n%s\n", name, rv.ID, rv.Version, rv.Author, kind, desc)
 	}
 	if rv.Installed != "" {
 		if zh {
-			fmt.Fprintf(&b, "已安装版本:%s\n", rv.Installed)
+			fmt.Fprintf(&b, "已安装版本：%s\n", rv.Installed)
 		} else {
 			fmt.Fprintf(&b, "Installed version: %s\n", rv.Installed)
 		}
@@ -273,11 +273,15 @@ func (rv *Review) Sheet(lang string) string {
 		if zh {
 			label = campusZh[s]
 		}
-		campus = append(campus, fmt.Sprintf("%s (%s)", label, s))
+		if zh {
+			campus = append(campus, fmt.Sprintf("%s\uff08%s\uff09", label, s))
+		} else {
+			campus = append(campus, fmt.Sprintf("%s (%s)", label, s))
+		}
 	}
-	section("校园服务(用你的登录状态访问,插件看不到密码、Cookie 或令牌):",
+	section("校园服务（用你的登录状态访问，插件看不到密码、Cookie 或令牌）：",
 		"Campus services (called with your signed-in session; the plugin never sees your password, cookies or tokens):", campus)
-	section("网站:", "Websites:", rv.Network)
+	section("网站：", "Websites:", rv.Network)
 	var abil []string
 	for _, g := range rv.Abilities {
 		a := plugin.AbilityGroup(g)
@@ -288,7 +292,7 @@ func (rv *Review) Sheet(lang string) string {
 		var ops []string
 		for _, op := range a.Ops {
 			if zh {
-				ops = append(ops, fmt.Sprintf("%s(%s)", op.Op, effectZh[op.Effect]))
+				ops = append(ops, fmt.Sprintf("%s\uff08%s\uff09", op.Op, effectZh[op.Effect]))
 			} else {
 				ops = append(ops, fmt.Sprintf("%s (%s)", op.Op, op.Effect))
 			}
@@ -297,9 +301,9 @@ func (rv *Review) Sheet(lang string) string {
 		if zh {
 			sep = "、"
 		}
-		abil = append(abil, g+": "+strings.Join(ops, sep))
+		abil = append(abil, g+map[bool]string{true: "\uff1a", false: ": "}[zh]+strings.Join(ops, sep))
 	}
-	section("应用功能:", "App features:", abil)
+	section("应用功能：", "App features:", abil)
 	var tools []string
 	for _, t := range rv.Tools {
 		title, summary, eff := t.Title, t.Summary, effectZh[t.Effect]
@@ -310,7 +314,9 @@ func (rv *Review) Sheet(lang string) string {
 			}
 		}
 		line := fmt.Sprintf("%s [%s] %s", t.Name, eff, title)
-		if summary != "" {
+		if summary != "" && zh {
+			line += "\uff1a" + summary
+		} else if summary != "" {
 			line += ": " + summary
 		}
 		var flags []string
@@ -320,14 +326,23 @@ func (rv *Review) Sheet(lang string) string {
 		if t.Untrusted {
 			flags = append(flags, map[bool]string{true: "返回第三方内容", false: "returns third-party text"}[zh])
 		}
-		if len(flags) > 0 {
+		if len(flags) > 0 && zh {
+			line += "\uff08" + strings.Join(flags, "\uff0c") + "\uff09"
+		} else if len(flags) > 0 {
 			line += " (" + strings.Join(flags, ", ") + ")"
 		}
 		tools = append(tools, line)
 	}
-	section("工具:", "Tools:", tools)
+	section("工具：", "Tools:", tools)
+	if !rv.Official {
+		if zh {
+			b.WriteString("\n社区插件的修改、花钱和公开类工具初始设为「询问」，它的结果只作为数据交给 AI，不会被当作指令执行。\n")
+		} else {
+			b.WriteString("\nA community plugin's write, money and public tools start at ask, and its results reach the AI as untrusted data, never as instructions.\n")
+		}
+	}
 	if zh {
-		fmt.Fprintf(&b, "\n内容哈希:%s\n", rv.Hash)
+		fmt.Fprintf(&b, "\n内容哈希：%s\n", rv.Hash)
 	} else {
 		fmt.Fprintf(&b, "\nContent hash: %s\n", rv.Hash)
 	}
