@@ -140,7 +140,7 @@ func pluginRun(env *Env) int {
 		opts.Now = func() time.Time { return start }
 	}
 	result, runErr := interp.Run(ctx, p, tool, input, opts)
-	if rec != nil {
+	if rec != nil && ctx.Err() == nil { // an interrupted run is not worth a test
 		if err := writeRecording(record, replay.RecordedTest{
 			Name: "recorded " + start.In(time.FixedZone("CST", 8*3600)).Format("2006-01-02 15:04"),
 			Tool: tool, Input: input, Now: start, Exchanges: rec.Exchanges(), Result: result, Err: runErr,
