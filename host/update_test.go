@@ -263,5 +263,3 @@ func newEnvIn(t *testing.T, dir string, files map[string]string) *env {
 	e := newEnvDir(t, dir, files)
 	return e
 }
-
-

@@ -1,0 +1,204 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// TestPermissionMatrix writes Decide's answer for every actor × mode ×
+// effect, with and without taint and userOnly, to a golden file.
+func TestPermissionMatrix(t *testing.T) {
+	var b strings.Builder
+	names := map[Decision]string{Allow: "allow", Confirm: "confirm", Refuse: "refuse"}
+	for _, actor := range []Actor{ActorUser, ActorAgent, ActorScheduler} {
+		for _, mode := range []Mode{ModeAuto, ModeAsk, ModeDeny} {
+			for _, eff := range plugin.Effects {
+				for _, tainted := range []bool{false, true} {
+					for _, userOnly := range []bool{false, true} {
+						d, reason := Decide(actor, &plugin.Tool{Name: "t", Effect: eff, UserOnly: userOnly}, mode, tainted)
+						line := fmt.Sprintf("%-9s %-4s %-6s tainted=%-5v userOnly=%-5v → %-7s %s", actor, mode, eff, tainted, userOnly, names[d], reason)
+						b.WriteString(strings.TrimRight(line, " ") + "\n")
+					}
+				}
+			}
+		}
+	}
+	golden(t, "permissions.golden", b.String())
+}
+
+func TestModes(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	ctx := context.Background()
+	e.install(t, link)
+	m, err := e.h.Modes(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Community: defaultModes write: auto is ignored, read: ask is kept.
+	want := map[plugin.Effect]Mode{plugin.EffectRead: ModeAsk, plugin.EffectWrite: ModeAsk, plugin.EffectMoney: ModeAsk, plugin.EffectPublic: ModeAsk}
+	if fmt.Sprint(m) != fmt.Sprint(want) {
+		t.Fatalf("modes %v, want %v", m, want)
+	}
+	if err := e.h.SetMode(ctx, "demo", plugin.EffectRead, ModeDeny); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.h.RunTool(ctx, ActorUser, "demo", "hello", nil)
+	var r *Refusal
+	if !errors.As(err, &r) || err.Error() != "host: user may not run demo.hello: read tools of this plugin are set to deny" {
+		t.Fatalf("deny as user: %v", err)
+	}
+	if err := e.h.SetMode(ctx, "demo", plugin.EffectRead, "sometimes"); err == nil {
+		t.Fatal("SetMode took an unknown mode")
+	}
+}
+
+func TestAskAndConfirm(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	ctx := context.Background()
+	e.install(t, link)
+	in := mustJSON(t, `{"text":"明天交作业"}`)
+	// The user's own tap does not prompt.
+	if v, err := e.h.RunTool(ctx, ActorUser, "demo", "note", in); err != nil || jsonOf(t, v) != `{"saved":"明天交作业"}` {
+		t.Fatalf("user: %v, %v", v, err)
+	}
+	// The scheduler cannot ask.
+	_, err := e.h.RunTool(ctx, ActorScheduler, "demo", "note", in)
+	if err == nil || err.Error() != "host: scheduler may not run demo.note: write tools of this plugin are set to ask, and a scheduled run cannot ask" {
+		t.Fatalf("scheduler: %v", err)
+	}
+	// The agent gets a confirmation request; nothing runs until it is answered.
+	res, err := e.h.Call(ctx, CallRequest{Actor: ActorAgent, Plugin: "demo", Tool: "note", Input: in, Turn: "t1"})
+	if err != nil || res.Confirmation == nil || res.Value != nil {
+		t.Fatalf("agent: %+v, %v", res, err)
+	}
+	c := res.Confirmation
+	if c.Reason != "write tools of this plugin are set to ask" || c.Effect != plugin.EffectWrite || c.Title != "记一笔" {
+		t.Fatalf("confirmation %+v", c)
+	}
+	if len(e.h.Pending()) != 1 {
+		t.Fatal("the confirmation is not pending")
+	}
+	_, err = e.h.RunTool(ctx, ActorAgent, "demo", "note", in)
+	if err == nil || !strings.Contains(err.Error(), "needs the user's confirmation") {
+		t.Fatalf("RunTool as agent in ask mode: %v", err)
+	}
+	got, err := e.h.Confirm(ctx, c.ID, true)
+	if err != nil || jsonOf(t, got.Value) != `{"saved":"明天交作业"}` {
+		t.Fatalf("approved: %+v, %v", got, err)
+	}
+	_, err = e.h.Confirm(ctx, c.ID, true)
+	var nf *NotFound
+	if !errors.As(err, &nf) {
+		t.Fatalf("answering twice: %v", err)
+	}
+	res, _ = e.h.Call(ctx, CallRequest{Actor: ActorAgent, Plugin: "demo", Tool: "note", Input: in})
+	_, err = e.h.Confirm(ctx, res.Confirmation.ID, false)
+	var r *Refusal
+	if !errors.As(err, &r) || err.Error() != "host: agent may not run demo.note: the user declined" {
+		t.Fatalf("declined: %v", err)
+	}
+	// Expired confirmations cannot be answered.
+	res, _ = e.h.Call(ctx, CallRequest{Actor: ActorAgent, Plugin: "demo", Tool: "note", Input: in})
+	e.clock.add(ConfirmationTTL)
+	if _, err := e.h.Confirm(ctx, res.Confirmation.ID, true); !errors.As(err, &nf) {
+		t.Fatalf("expired: %v", err)
+	}
+	outcomes := auditOutcomes(t, e)
+	want := "user note ok|scheduler note refused|agent note confirm|agent note confirm|agent note ok|agent note confirm|agent note refused|agent note confirm"
+	if outcomes != want {
+		t.Fatalf("audit\n got %s\nwant %s", outcomes, want)
+	}
+}
+
+func auditOutcomes(t *testing.T, e *env) string {
+	t.Helper()
+	entries, err := e.h.Audit(context.Background(), "demo", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []string
+	for i := len(entries) - 1; i >= 0; i-- {
+		a := entries[i]
+		s = append(s, fmt.Sprintf("%s %s %s", a.Actor, a.Tool, a.Outcome))
+	}
+	return strings.Join(s, "|")
+}
+
+func TestTaint(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	ctx := context.Background()
+	e.install(t, link)
+	e.h.SetMode(ctx, "demo", plugin.EffectRead, ModeAuto)
+	e.h.SetMode(ctx, "demo", plugin.EffectWrite, ModeAuto)
+	note := mustJSON(t, `{"text":"x"}`)
+	call := func(actor Actor, tool, turn string) *CallResult {
+		t.Helper()
+		var in any
+		if tool == "note" {
+			in = note
+		}
+		res, err := e.h.Call(ctx, CallRequest{Actor: actor, Plugin: "demo", Tool: tool, Input: in, Turn: turn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := call(ActorAgent, "note", "turn-1"); res.Confirmation != nil {
+		t.Fatal("an untainted auto write asked")
+	}
+	posts := call(ActorAgent, "posts", "turn-1")
+	if !posts.Untrusted || posts.Confirmation != nil {
+		t.Fatalf("posts result not marked untrusted: %+v", posts)
+	}
+	if res := call(ActorAgent, "hello", "turn-1"); res.Confirmation != nil {
+		t.Fatal("a read after taint asked")
+	}
+	res := call(ActorAgent, "note", "turn-1")
+	if res.Confirmation == nil || res.Confirmation.Reason != "this turn has read untrusted third-party text, so durable writes need confirmation" {
+		t.Fatalf("a write after taint: %+v", res)
+	}
+	if res := call(ActorAgent, "note", "turn-2"); res.Confirmation != nil {
+		t.Fatal("taint leaked into another turn")
+	}
+	if res := call(ActorUser, "note", "turn-1"); res.Confirmation != nil {
+		t.Fatal("the user's own tap asked")
+	}
+	e.h.EndTurn("turn-1")
+	if res := call(ActorAgent, "note", "turn-1"); res.Confirmation != nil {
+		t.Fatal("taint outlived EndTurn")
+	}
+}
+
+func TestUserOnly(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	ctx := context.Background()
+	e.install(t, link)
+	e.h.SetMode(ctx, "demo", plugin.EffectRead, ModeAuto)
+	for _, actor := range []Actor{ActorAgent, ActorScheduler} {
+		_, err := e.h.RunTool(ctx, actor, "demo", "unlock", nil)
+		want := fmt.Sprintf("host: %s may not run demo.unlock: unlock is userOnly: only a person's own tap can run it", actor)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v", actor, err)
+		}
+	}
+	if v, err := e.h.RunTool(ctx, ActorUser, "demo", "unlock", nil); v != "unlocked" {
+		t.Fatalf("user: %v, %v", v, err)
+	}
+	tools, err := e.h.AgentTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, at := range tools {
+		names = append(names, at.Name)
+	}
+	if got := strings.Join(names, " "); got != "demo__hello demo__weather demo__posts demo__note" {
+		t.Fatalf("agent tools: %s", got)
+	}
+	golden(t, "agent_tools.golden", fmt.Sprintf("%s\n", mustMarshal(t, tools)))
+}
