@@ -56,6 +56,16 @@ func runLoadServer(addr string) int {
 	go func() { // "mem" on stdin: GC, then print the heap and stack in use
 		in := bufio.NewScanner(os.Stdin)
 		for in.Scan() {
+			switch cmd := in.Text(); {
+			case strings.HasPrefix(cmd, "cpu "):
+				if f, err := os.Create(cmd[4:]); err == nil {
+					pprof.StartCPUProfile(f)
+				}
+				continue
+			case cmd == "cpustop":
+				pprof.StopCPUProfile()
+				continue
+			}
 			var ms runtime.MemStats
 			for range 4 { // stacks shrink by half per collection
 				runtime.GC()
@@ -284,6 +294,13 @@ func TestLoad(t *testing.T) {
 		}()
 	}
 	time.Sleep(2 * time.Second) // warm up
+	if p := os.Getenv("CLOUD_LOAD_CPUPROFILE"); p != "" {
+		fmt.Fprintln(stdin, "cpu "+p)
+		defer func() {
+			fmt.Fprintln(stdin, "cpustop")
+			mem() // the answer means the profile is written
+		}()
+	}
 	start, n0, c0 := time.Now(), received.Load(), cpuTicks(cmd.Process.Pid)
 	time.Sleep(time.Duration(secs) * time.Second)
 	el, n1, c1 := time.Since(start), received.Load(), cpuTicks(cmd.Process.Pid)
