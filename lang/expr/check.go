@@ -210,4 +210,8 @@ var methodHints = map[string]string{
 	"toLocaleString": "use fixed(x, digits) or formatDate(ms)",
 	"findLast":       "use reverse(list).find(f)",
 	"hasOwnProperty": "use has(obj, key)",
+	"localeCompare":  "use sortBy(list, key) or sort(list), which order strings by code point",
+	"toSorted":       "sort never changes the list: use sort(list, cmp?)",
+	"toReversed":     "reverse never changes the list: use reverse(list)",
+	"toJSON":         "use toJson(x)",
 }
