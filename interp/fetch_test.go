@@ -293,6 +293,7 @@ func TestRequestTimeout(t *testing.T) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
+			panic(http.ErrAbortHandler) // never a reply racing the client's timeout
 		}
 	}))
 	defer close(release)

@@ -88,6 +88,9 @@ func siteHandler() http.Handler {
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
+			// The client gave up; answering now could race with its
+			// cancellation and be taken as a reply, so send nothing.
+			panic(http.ErrAbortHandler)
 		case <-time.After(10 * time.Second):
 		}
 	})
