@@ -120,6 +120,14 @@ var punctuators = []string{
 	"!", "~", "&", "|", "^", ";",
 }
 
+// punctByFirst lists the punctuators by their first byte, longest first.
+var punctByFirst = func() (t [256][]string) {
+	for _, p := range punctuators {
+		t[p[0]] = append(t[p[0]], p)
+	}
+	return t
+}()
+
 func isIdentStart(r rune) bool {
 	return r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' ||
 		r >= utf8.RuneSelf && unicode.IsLetter(r)
@@ -164,7 +172,7 @@ func (l *lexer) next() token {
 		l.off++ // `a?.5:1` is a conditional, not optional chaining
 		return token{kind: tPunct, text: "?", pos: l.posOf(start), end: l.off}
 	}
-	for _, p := range punctuators {
+	for _, p := range punctByFirst[c] {
 		if strings.HasPrefix(l.src[start:], p) {
 			l.off += len(p)
 			return token{kind: tPunct, text: p, pos: l.posOf(start), end: l.off}
