@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/pkuinfo/harness/cloud/protocol"
 )
 
 func TestShareRedirectAndViewerPage(t *testing.T) {
@@ -104,5 +106,54 @@ func TestShutdownClosesWith1001(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Close took %v with a client answering the handshake", d)
+	}
+}
+
+func TestMoreErrors(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Limits = protocol.DefaultLimits()
+		c.Limits.JoinsPerIPPerMin = 2
+	})
+	tok := e.token(e.register(), "demo", "store", "channels")
+	sh, _ := e.openChannel(tok, 600, 1)
+	v, _ := e.join(sh)
+	tests := []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+		out                       string
+	}{
+		{"bad prefix", "GET", "/v1/store?prefix=a%20b", tok, nil, 400, `{"error":{"code":"bad_request","message":"prefix: only the characters of a store key, at most 256 bytes"}}`},
+		{"create with unknown field", "POST", "/v1/channels", tok, `{"ttlS":60,"x":1}`, 400, `{"error":{"code":"bad_request","message":"invalid JSON: json: unknown field \"x\""}}`},
+		{"wrong content type", "POST", "/v1/channels", tok, "ttlS=60", 400, `{"error":{"code":"bad_request","message":"Content-Type must be application/json"}}`},
+		{"bad slot", "PUT", "/v1/channels/" + sh.id + "/mailbox/a%2Fb", tok, `{}`, 400, `{"error":{"code":"bad_request","message":"slot: must match ^[A-Za-z0-9._:-]{1,64}$"}}`},
+		{"mailbox with a plugin token", "GET", "/v1/c/" + sh.id + "/mailbox", tok, nil, 401, `{"error":{"code":"unauthorized","message":"unknown peer token (kicked, or for another channel)"}}`},
+		{"peer token on the owner socket", "GET", "/v1/channels/" + sh.id + "/ws", v.token, nil, 401, `{"error":{"code":"unauthorized","message":"missing, malformed or expired token"}}`},
+		{"info 1 of 2", "GET", "/v1/c/" + sh.id, "", nil, 200, ""},
+		{"info 2 of 2", "GET", "/v1/c/" + sh.id, "", nil, 200, ""},
+		{"info over the limit", "GET", "/v1/c/" + sh.id, "", nil, 429, `{"error":{"code":"rate_limited","message":"over the channel-info rate limit: 2 per 60 s","retryAfterS":60}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var hdr []string
+			if tc.name == "wrong content type" {
+				hdr = []string{"Content-Type", "application/x-www-form-urlencoded"}
+			}
+			r := e.do(tc.method, tc.path, tc.token, tc.body, hdr...)
+			if r.status != tc.status || tc.out != "" && string(r.body) != tc.out+"\n" {
+				t.Errorf("%d %s\nwant %d %s", r.status, r.body, tc.status, tc.out)
+			}
+		})
+	}
+	if r := e.do("HEAD", "/w/demo/view", "", nil); r.status != 200 || len(r.body) != 0 {
+		t.Errorf("HEAD page: %d %q", r.status, r.body)
+	}
+	// After the channel closes, the peer's endpoints answer gone.
+	e.do("DELETE", "/v1/channels/"+sh.id, tok, nil)
+	if r := e.do("GET", "/v1/c/"+sh.id+"/mailbox", v.token, nil); r.status != 410 || r.code() != "gone" {
+		t.Errorf("mailbox after close: %d %s", r.status, r.body)
+	}
+	if r := e.do("POST", "/v1/c/"+sh.id+"/send", v.token, `{"t":"ping"}`); r.status != 410 {
+		t.Errorf("send after close: %d %s", r.status, r.body)
 	}
 }
