@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -390,12 +389,3 @@ func reportExprErrors(d *diagList, sc *Scalar, step, what string, err error) {
 	}
 }
 
-// sortedKeys returns the keys of a map in order, for deterministic messages.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}

@@ -165,7 +165,7 @@ func checkRelPath(p string) (string, error) {
 	}
 	for _, s := range strings.Split(p, "/") {
 		if s == ".." {
-			return "", fmt.Errorf("path %q: paths may not contain ..", p)
+			return "", fmt.Errorf("path %q: paths may not contain \"..\"", p)
 		}
 	}
 	c := path.Clean(p)
