@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -218,4 +219,18 @@ func newID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
+}
+
+// MarshalJSON writes the confirmation with its input, so that a client can
+// show what the call will do.
+func (c *Confirmation) MarshalJSON() ([]byte, error) {
+	in, err := expr.ToJSON(c.input, "")
+	if err != nil {
+		return nil, err
+	}
+	type plain Confirmation
+	return json.Marshal(struct {
+		*plain
+		Input json.RawMessage `json:"input"`
+	}{(*plain)(c), in})
 }

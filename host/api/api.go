@@ -1,0 +1,535 @@
+// Package api is the host's JSON API over HTTP, served by `harness serve`
+// (issue 4 "A JSON API"): the web dashboard and the MCP server use it.
+// Every route is under /v1; every reply is JSON; errors are
+// {"error":{"code","message",…}} with a status that says what kind of error
+// it is (see docs/HOST-API.md). Handlers return errors, and one function
+// (writeError) turns a typed error into the reply (STYLE §10).
+//
+// The API has no authentication: it is meant for loopback. It refuses
+// requests whose Host header is not a loopback name or address (so a web
+// page cannot reach it by DNS rebinding) unless Options.AllowedHosts lists
+// the host, and requests that change state must send a JSON body with
+// Content-Type application/json (so a cross-site form cannot post to it).
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// MaxBody is the largest request body the API reads, in bytes.
+const MaxBody = 1 << 20
+
+// Options configures New.
+type Options struct {
+	// AllowedHosts are extra Host header names (without port) the API
+	// answers, besides localhost and loopback addresses.
+	AllowedHosts []string
+	// Log receives one line per failed request; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// Server is the JSON API of one Host. It is an http.Handler.
+type Server struct {
+	h    *host.Host
+	mux  *http.ServeMux
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns the API of h with every route of docs/HOST-API.md.
+func New(h *host.Host, opts Options) *Server {
+	s := &Server{h: h, mux: http.NewServeMux(), opts: opts, log: opts.Log}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.route("GET /v1/health", s.health)
+	s.route("GET /v1/plugins", s.list)
+	s.route("POST /v1/reviews", s.review)
+	s.route("POST /v1/plugins", s.install)
+	s.route("GET /v1/plugins/{id}", s.show)
+	s.route("DELETE /v1/plugins/{id}", s.remove)
+	s.route("POST /v1/plugins/{id}/update", s.update)
+	s.route("POST /v1/plugins/{id}/accept", s.accept)
+	s.route("POST /v1/plugins/{id}/rollback", s.rollback)
+	s.route("PUT /v1/plugins/{id}/enabled", s.enabled)
+	s.route("PUT /v1/plugins/{id}/auto-update", s.autoUpdate)
+	s.route("GET /v1/plugins/{id}/modes", s.modes)
+	s.route("PUT /v1/plugins/{id}/modes", s.setModes)
+	s.route("GET /v1/plugins/{id}/data/{source}", s.data)
+	s.route("GET /v1/tools", s.tools)
+	s.route("POST /v1/tools/{name}/call", s.call)
+	s.route("GET /v1/confirmations", s.pending)
+	s.route("POST /v1/confirmations/{cid}", s.confirm)
+	s.route("POST /v1/turns/{turn}/end", s.endTurn)
+	s.route("GET /v1/audit", s.audit)
+	return s
+}
+
+// Handle adds a route of another package (host abilities, the campus
+// client) with the API's Host and content-type checks. pattern is a
+// http.ServeMux pattern such as "GET /v1/todos".
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, s.guard(h)) }
+
+// HandleFunc is Handle for a function that returns an error: the error is
+// written as the API's other errors are (see Error).
+func (s *Server) HandleFunc(pattern string, f func(w http.ResponseWriter, r *http.Request) error) {
+	s.route(pattern, f)
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) route(pattern string, f func(w http.ResponseWriter, r *http.Request) error) {
+	s.mux.Handle(pattern, s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := f(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})))
+}
+
+// guard refuses foreign Host headers and state changes without JSON.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hostAllowed(r.Host) {
+			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "forbidden_host",
+				Message: fmt.Sprintf("host %q is not allowed: the API answers loopback names only", r.Host)})
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.ContentLength != 0 {
+			ct := r.Header.Get("Content-Type")
+			if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" {
+				s.writeError(w, r, &Error{Status: http.StatusUnsupportedMediaType, Code: "bad_content_type",
+					Message: fmt.Sprintf("content type %q: send application/json", ct)})
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) hostAllowed(hostport string) bool {
+	h := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || slices.Contains(s.opts.AllowedHosts, h) {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Error is an API error with the status and code the client sees.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	// Extra holds more fields of the error object (diagnostics, kind, …).
+	Extra map[string]any
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+func badRequest(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "bad_request", Message: fmt.Sprintf(format, args...)}
+}
+
+// classify maps the host's typed errors to API errors; anything else is a
+// 500 whose message is logged, not shown.
+func classify(err error) *Error {
+	var (
+		ae  *Error
+		nf  *host.NotFound
+		c   *host.Conflict
+		inv *host.Invalid
+		ref *host.Refusal
+		ie  *interp.Error
+		mbe *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &mbe):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
+	case errors.As(err, &nf):
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+	case errors.As(err, &c):
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: err.Error()}
+	case errors.As(err, &inv):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_plugin", Message: err.Error(),
+			Extra: map[string]any{"diagnostics": inv.Diagnostics}}
+	case errors.As(err, &ref):
+		return &Error{Status: http.StatusForbidden, Code: "refused", Message: err.Error(),
+			Extra: map[string]any{"reason": ref.Reason}}
+	case errors.As(err, &ie):
+		extra := map[string]any{"kind": ie.Kind}
+		if ie.File != "" {
+			extra["file"], extra["line"], extra["col"] = ie.File, ie.Pos.Line, ie.Pos.Col
+		}
+		if ie.Step != "" {
+			extra["step"] = ie.Step
+		}
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "tool_failed", Message: ie.Error(), Extra: extra}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error (see the server log)"}
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := classify(err)
+	if e.Status >= 500 {
+		s.log.Error("api", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	for k, v := range e.Extra {
+		body[k] = v
+	}
+	writeJSON(w, e.Status, map[string]any{"error": body})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// readJSON decodes the request body into v; an empty body leaves v as it is.
+func readJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("the body is not the JSON this route takes: %v", err)
+	}
+	return nil
+}
+
+// value turns an expr value into raw JSON for a reply.
+func value(v any) (json.RawMessage, error) {
+	b, err := expr.ToJSON(v, "")
+	if err != nil {
+		return nil, fmt.Errorf("the result: %w", err)
+	}
+	return b, nil
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	return nil
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.h.List(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"plugins": list})
+	return nil
+}
+
+// reviewReply is a Review plus its sheet text.
+type reviewReply struct {
+	*host.Review
+	Sheet string `json:"sheet"`
+}
+
+func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Source string `json:"source"`
+		Lang   string `json:"lang"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Source == "" {
+		return badRequest("source is required: an install link, a folder or official:NAME")
+	}
+	rv, err := s.h.Review(r.Context(), req.Source)
+	if err != nil {
+		return err
+	}
+	lang := req.Lang
+	if lang == "" {
+		lang = host.LangZh
+	}
+	writeJSON(w, http.StatusOK, reviewReply{rv, rv.Sheet(lang)})
+	return nil
+}
+
+func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Source string `json:"source"`
+		Hash   string `json:"hash"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Hash == "" {
+		return badRequest("hash is required: the hash of the review the user accepted (POST /v1/reviews)")
+	}
+	in, err := s.h.Install(r.Context(), req.Source, req.Hash)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, in)
+	return nil
+}
+
+func (s *Server) show(w http.ResponseWriter, r *http.Request) error {
+	in, err := s.h.Show(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, in)
+	return nil
+}
+
+func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
+	if err := s.h.Remove(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"removed": r.PathValue("id")})
+	return nil
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.h.Update(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (s *Server) accept(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.h.AcceptUpdate(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (s *Server) rollback(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.h.Rollback(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (s *Server) switchRoute(w http.ResponseWriter, r *http.Request, set func(id string, on bool) error) error {
+	var req struct {
+		On *bool `json:"on"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.On == nil {
+		return badRequest(`the body must be {"on": true} or {"on": false}`)
+	}
+	if err := set(r.PathValue("id"), *req.On); err != nil {
+		return err
+	}
+	return s.show(w, r)
+}
+
+func (s *Server) enabled(w http.ResponseWriter, r *http.Request) error {
+	return s.switchRoute(w, r, func(id string, on bool) error { return s.h.SetEnabled(r.Context(), id, on) })
+}
+
+func (s *Server) autoUpdate(w http.ResponseWriter, r *http.Request) error {
+	return s.switchRoute(w, r, func(id string, on bool) error { return s.h.SetAutoUpdate(r.Context(), id, on) })
+}
+
+func modesJSON(m map[plugin.Effect]host.Mode) map[string]host.Mode {
+	out := map[string]host.Mode{}
+	for e, mode := range m {
+		out[e.String()] = mode
+	}
+	return out
+}
+
+func (s *Server) modes(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.h.Modes(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"modes": modesJSON(m)})
+	return nil
+}
+
+func (s *Server) setModes(w http.ResponseWriter, r *http.Request) error {
+	var req map[string]string
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	for eff, mode := range req {
+		e, err := plugin.ParseEffect(eff)
+		if err != nil {
+			return badRequest("%v", err)
+		}
+		m, err := host.ParseMode(mode)
+		if err != nil {
+			return badRequest("%s: %v", eff, err)
+		}
+		if err := s.h.SetMode(r.Context(), id, e, m); err != nil {
+			return err
+		}
+	}
+	return s.modes(w, r)
+}
+
+func (s *Server) data(w http.ResponseWriter, r *http.Request) error {
+	refresh := r.URL.Query().Get("refresh")
+	v, err := s.h.DataSource(r.Context(), r.PathValue("id"), r.PathValue("source"), refresh == "1" || refresh == "true")
+	if err != nil {
+		return err
+	}
+	raw, err := value(v.Value)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		*host.DataValue
+		Value json.RawMessage `json:"value"`
+	}{v, raw})
+	return nil
+}
+
+func (s *Server) tools(w http.ResponseWriter, r *http.Request) error {
+	tools, err := s.h.AgentTools(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	return nil
+}
+
+// callReply is the reply of a call: the result, or the confirmation the
+// client must answer.
+type callReply struct {
+	Status       string             `json:"status"` // "ok" or "confirm"
+	Result       json.RawMessage    `json:"result,omitempty"`
+	Untrusted    bool               `json:"untrusted,omitempty"`
+	Confirmation *host.Confirmation `json:"confirmation,omitempty"`
+	DurationUs   int64              `json:"durationUs,omitempty"`
+}
+
+func reply(w http.ResponseWriter, res *host.CallResult) error {
+	if res.Confirmation != nil {
+		writeJSON(w, http.StatusAccepted, callReply{Status: "confirm", Confirmation: res.Confirmation})
+		return nil
+	}
+	raw, err := value(res.Value)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, callReply{Status: "ok", Result: raw, Untrusted: res.Untrusted, DurationUs: res.Duration.Microseconds()})
+	return nil
+}
+
+func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
+	pluginID, tool, ok := host.SplitToolName(r.PathValue("name"))
+	if !ok {
+		return badRequest("tool %q: name it PLUGIN__TOOL or PLUGIN.TOOL", r.PathValue("name"))
+	}
+	var req struct {
+		Actor string          `json:"actor"`
+		Input json.RawMessage `json:"input"`
+		Turn  string          `json:"turn"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Actor == "" {
+		req.Actor = string(host.ActorUser)
+	}
+	actor, err := host.ParseActor(req.Actor)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	var input any
+	if len(req.Input) > 0 {
+		if input, err = expr.FromJSON(req.Input); err != nil {
+			return badRequest("input: %v", err)
+		}
+	}
+	res, err := s.h.Call(r.Context(), host.CallRequest{Actor: actor, Plugin: pluginID, Tool: tool, Input: input, Turn: req.Turn})
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (s *Server) pending(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"confirmations": s.h.Pending()})
+	return nil
+}
+
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Approve *bool `json:"approve"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Approve == nil {
+		return badRequest(`the body must be {"approve": true} or {"approve": false}`)
+	}
+	res, err := s.h.Confirm(r.Context(), r.PathValue("cid"), *req.Approve)
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (s *Server) endTurn(w http.ResponseWriter, r *http.Request) error {
+	s.h.EndTurn(r.PathValue("turn"))
+	writeJSON(w, http.StatusOK, map[string]any{"ended": r.PathValue("turn")})
+	return nil
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
+	limit := 100
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			return badRequest("limit %q: want 1–1000", l)
+		}
+		limit = n
+	}
+	entries, err := s.h.Audit(r.Context(), r.URL.Query().Get("plugin"), limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+	return nil
+}
