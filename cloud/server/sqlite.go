@@ -15,7 +15,9 @@ import (
 
 // schema is portable SQL (SQLite and PostgreSQL): TEXT, BIGINT, composite primary keys,
 // ON CONFLICT upserts and RETURNING. Sizes are kept in columns so no length function (which
-// counts characters in SQLite and bytes in PostgreSQL) is needed.
+// counts characters in SQLite and bytes in PostgreSQL) is needed. The queries below use the
+// same subset; a PostgreSQL backend needs only to number the `?` placeholders ($1, $2, …) and
+// to map unique violations to ErrConflict, and must pass TestStorageConformance.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS devices (
 		id TEXT PRIMARY KEY, sign_pub TEXT NOT NULL UNIQUE, box_pub TEXT NOT NULL, created_at BIGINT NOT NULL)`,
