@@ -388,4 +388,3 @@ func reportExprErrors(d *diagList, sc *Scalar, step, what string, err error) {
 		d.errorf(sc.File, sc.FilePos(e.Pos), step, "%s: %s", what, e.Msg)
 	}
 }
-

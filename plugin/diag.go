@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/text/width"
+
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -132,8 +134,8 @@ func (l *diagList) result() []Diagnostic {
 }
 
 // FormatDiagnostic returns the diagnostic followed by the offending source line and a caret under
-// its column, for people (STYLE §9). src is the file's text; when the line is not in src only the
-// diagnostic is returned.
+// its column, for people (STYLE §9); wide (CJK) characters count as two columns. src is the
+// file's text; when the line is not in src only the diagnostic is returned.
 func FormatDiagnostic(d Diagnostic, src []byte) string {
 	s := newSource(d.File, src)
 	line := s.lineText(d.Line)
@@ -146,10 +148,15 @@ func FormatDiagnostic(d Diagnostic, src []byte) string {
 		if col >= d.Col {
 			break
 		}
-		if r == '\t' {
-			caret.WriteByte('\t')
-		} else {
-			caret.WriteByte(' ')
+		switch width.LookupRune(r).Kind() {
+		case width.EastAsianWide, width.EastAsianFullwidth:
+			caret.WriteString("  ") // CJK characters take two columns in a terminal
+		default:
+			if r == '\t' {
+				caret.WriteByte('\t')
+			} else {
+				caret.WriteByte(' ')
+			}
 		}
 		col++
 	}

@@ -113,6 +113,12 @@ func TestDiagnosticFormat(t *testing.T) {
 	if got != want {
 		t.Errorf("FormatDiagnostic =\n%s\nwant\n%s", got, want)
 	}
+	cjk := []byte("title: 空闲教室 ${x}\n")
+	got = FormatDiagnostic(Diagnostic{File: "a.yaml", Line: 1, Col: 15, Msg: "bad"}, cjk)
+	want = "a.yaml:1:15: bad\n    title: 空闲教室 ${x}\n                      ^"
+	if got != want {
+		t.Errorf("FormatDiagnostic with wide characters =\n%s\nwant\n%s", got, want)
+	}
 	if got := FormatDiagnostic(Diagnostic{File: "a.yaml", Line: 9, Col: 1, Msg: "bad"}, src); got != "a.yaml:9:1: bad" {
 		t.Errorf("line out of range: %q", got)
 	}

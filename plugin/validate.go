@@ -122,23 +122,27 @@ func (v *validator) mwarn(path, format string, args ...any) {
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
+// decoded reports whether there is a manifest to check: one decoded from a frontmatter (which
+// records positions) or built in Go (which has an id).
+func (v *validator) decoded() bool { return len(v.m.Pos) > 0 || v.m.ID != "" }
+
 func (v *validator) manifest() {
 	m := v.m
-	if len(m.Pos) == 0 {
+	if !v.decoded() {
 		return // the frontmatter did not decode; the loader said why
 	}
 	required := func(key, val string) bool {
+		if strings.TrimSpace(val) != "" {
+			return true
+		}
 		if _, ok := m.Pos[key]; !ok {
 			v.merr(key, "missing required field %s", key)
-			return false
-		}
-		if strings.TrimSpace(val) == "" {
+		} else {
 			v.merr(key, "%s must not be empty", key)
-			return false
 		}
-		return true
+		return false
 	}
-	if _, ok := m.Pos["spec"]; !ok {
+	if _, ok := m.Pos["spec"]; !ok && m.Spec == 0 {
 		v.merr("spec", "missing required field spec (write spec: 1)")
 	} else if m.Spec != 1 {
 		v.merr("spec", "spec must be 1 (this is spec version 1 of the plugin language)")
@@ -432,7 +436,7 @@ func (v *validator) tool(t *Tool, sf *ServerFunction) {
 			v.terr(t, "description", "", "tool %s needs description: what the model should know to use it", t.Name)
 		}
 	}
-	if _, ok := t.Pos["effect"]; !ok {
+	if _, written := t.Pos["effect"]; !written && !t.Effect.valid() {
 		v.terr(t, "", "", "tool %s needs effect: read, write, money or public", t.Name)
 	}
 	for _, in := range t.Input {
@@ -1193,6 +1197,10 @@ func (v *validator) ui() {
 			if !ok {
 				continue
 			}
+			if !utf8.Valid(src) {
+				v.d.errorf(clean, newSource(clean, src).pos(firstInvalidUTF8(src)), "", "file is not UTF-8 text")
+				continue
+			}
 			c := ctx
 			c.Kind = kind
 			for _, d := range genui.Validate(clean, src, c) {
@@ -1212,7 +1220,7 @@ func (v *validator) ui() {
 // sources, settings); a missing English title or summary is a warning (SPEC-DECISIONS §7).
 func (v *validator) i18n() {
 	m := v.m
-	if len(m.Pos) == 0 {
+	if !v.decoded() {
 		return
 	}
 	var en *Locale

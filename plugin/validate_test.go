@@ -72,3 +72,26 @@ func TestValidateGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateBuiltInGo checks a plugin built in Go, without positions: the rules still apply and
+// problems are reported at 1:1 of the file they concern.
+func TestValidateBuiltInGo(t *testing.T) {
+	p := &Plugin{
+		Manifest: &Manifest{Spec: 1, ID: "go-built", Name: "Go", Description: "Built in Go.", Version: "1.0",
+			Author: "pkuinfo", Tools: []*ToolRef{{Name: "Ping"}, {Name: "pong"}}},
+		Tools: []*Tool{{Name: "Ping", File: "tools/ping.yaml", Title: "乒", Description: "Pings.", Effect: EffectRead},
+			{Name: "pong", File: "tools/pong.yaml", Title: "乓", Description: "Pongs."}},
+		Shared: &Shared{},
+	}
+	got := formatDiagnostics(Validate(p), nil)
+	want := "PLUGIN.md:1:1: warning: i18n.en.description is missing: English users see the Chinese description\n" +
+		"PLUGIN.md:1:1: warning: i18n.en.name is missing: English users see the Chinese name\n" +
+		"PLUGIN.md:1:1: warning: i18n.en.tools.Ping.title is missing: English users see the Chinese title\n" +
+		"PLUGIN.md:1:1: warning: i18n.en.tools.pong.title is missing: English users see the Chinese title\n" +
+		"PLUGIN.md:1:1: tool name \"Ping\" must be ASCII lowerCamel: ^[a-z][a-zA-Z0-9]{0,39}$\n" +
+		"PLUGIN.md:1:1: version \"1.0\" is not a semantic version such as 1.2.0\n" +
+		"tools/pong.yaml:1:1: tool pong needs effect: read, write, money or public\n"
+	if got != want {
+		t.Errorf("got\n%swant\n%s", got, want)
+	}
+}

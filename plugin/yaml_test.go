@@ -56,6 +56,9 @@ func TestYAMLLayer(t *testing.T) {
 		{"CRLF line ends keep positions", map[string]string{"PLUGIN.md": strings.ReplaceAll(okManifest, "\n", "\r\n"),
 			"tools/a.yaml": "title: a\r\ndescription: b\r\neffect: read\r\nreturn: \"1 +\r\n  nope\"\r\n"},
 			"tools/a.yaml:5:3: return: unknown name 'nope'\n"},
+		{"widget not UTF-8", map[string]string{"PLUGIN.md": strings.Replace(okManifest, "i18n:", "widgets: { w: w.json }\ni18n:", 1),
+			"tools/a.yaml": "title: a\ndescription: b\neffect: read\nreturn: \"1\"\n", "w.json": "{\"ui\": 1, \"x\": \"\xff\"}"},
+			"w.json:1:17: file is not UTF-8 text\n"},
 		{"frontmatter ends with ...", map[string]string{"PLUGIN.md": strings.Replace(okManifest, "\n---\n", "\n...\n", 1) + "body",
 			"tools/a.yaml": "title: a\ndescription: b\neffect: read\nreturn: \"1\"\n"}, ""},
 	}
