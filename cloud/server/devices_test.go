@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"flag"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -217,4 +218,29 @@ func TestDeleteDevice(t *testing.T) {
 		t.Errorf("other device's data: %d %s", r.status, r.body)
 	}
 	_ = context.Background
+}
+
+func TestClientIP(t *testing.T) {
+	tests := []struct {
+		remote, xff string
+		trust       bool
+		want        string
+	}{
+		{"192.0.2.7:5555", "", false, "192.0.2.7"},
+		{"[2001:db8:1:2:3:4:5:6]:443", "", false, "2001:db8:1:2::/64"},
+		{"[::ffff:192.0.2.9]:1", "", false, "192.0.2.9"},
+		{"127.0.0.1:1", "198.51.100.1, 203.0.113.5", false, "127.0.0.1"},
+		{"127.0.0.1:1", "198.51.100.1, 203.0.113.5", true, "203.0.113.5"},
+		{"127.0.0.1:1", "2001:db8::1", true, "2001:db8::/64"},
+	}
+	for _, tc := range tests {
+		s := &Server{cfg: Config{TrustForwardedFor: tc.trust}}
+		r := &http.Request{RemoteAddr: tc.remote, Header: http.Header{}}
+		if tc.xff != "" {
+			r.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		if got := s.clientIP(r); got != tc.want {
+			t.Errorf("%s %q trust=%v: %s, want %s", tc.remote, tc.xff, tc.trust, got, tc.want)
+		}
+	}
 }

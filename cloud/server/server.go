@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -335,19 +336,33 @@ func readJSON(w http.ResponseWriter, r *http.Request, max int64, v protocol.Vali
 	return nil
 }
 
-// clientIP is the request's client address, for per-IP limits.
+// clientIP is the request's client address for per-IP limits: an IPv4 address, or the /64 an
+// IPv6 address belongs to (one subscriber usually holds a whole /64).
 func (s *Server) clientIP(r *http.Request) string {
+	host := ""
 	if s.cfg.TrustForwardedFor {
 		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
 			parts := strings.Split(xff, ",")
-			return strings.TrimSpace(parts[len(parts)-1])
+			host = strings.TrimSpace(parts[len(parts)-1])
 		}
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+	if host == "" {
+		h, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			h = r.RemoteAddr
+		}
+		host = h
 	}
-	return host
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // limit counts one event against l for key; over the quota it answers 429 with Retry-After and
