@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -374,6 +375,59 @@ func TestPublicAddr(t *testing.T) {
 	} {
 		if got := publicAddr(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("publicAddr(%s) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// TestLoadLinkFormsHTTPS loads GitHub links over real https: the client dials the loopback TLS
+// server whatever the host name, and verifies its certificate as example.com (a name the
+// httptest certificate holds), so raw.githubusercontent.com URLs travel the whole way.
+func TestLoadLinkFormsHTTPS(t *testing.T) {
+	var mu sync.Mutex
+	var hosts, paths []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.Host)
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		name, ok := strings.CutPrefix(r.URL.Path, "/alice/plugins/v2/rooms/")
+		text, found := roomsFiles[name]
+		if !ok || !found {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(text))
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	defer srv.Close()
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.TLSClientConfig.ServerName = "example.com"
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+	f := &HTTPFetcher{Client: &http.Client{Transport: tr}}
+	for _, link := range []string{
+		"https://github.com/alice/plugins/tree/v2/rooms",
+		"https://github.com/alice/plugins/blob/v2/rooms/PLUGIN.md",
+		"pkuharness://plugin?src=" + url.QueryEscape("https://github.com/alice/plugins/tree/v2/rooms"),
+	} {
+		hosts, paths = nil, nil
+		p, ds, err := Load(context.Background(), f, link)
+		if err != nil {
+			t.Fatalf("%s: %v", link, err)
+		}
+		if len(ds) != 0 || p.Tool("free") == nil {
+			t.Fatalf("%s: diagnostics %v", link, ds)
+		}
+		sort.Strings(paths)
+		if got := strings.Join(paths, " "); got != "/alice/plugins/v2/rooms/PLUGIN.md /alice/plugins/v2/rooms/shared.yaml /alice/plugins/v2/rooms/tools/free.yaml /alice/plugins/v2/rooms/widgets/overview.json" {
+			t.Errorf("%s: fetched %s", link, got)
+		}
+		for _, h := range hosts {
+			if h != "raw.githubusercontent.com" {
+				t.Errorf("%s: request to host %q", link, h)
+			}
 		}
 	}
 }
