@@ -1,0 +1,274 @@
+package campus
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pkuinfo/harness/host/store"
+)
+
+// Session is what the host holds for one campus service after sign-in: a
+// bearer token (a JWT for treehole and card), cookies, or both. A plugin
+// never sees any of it.
+type Session struct {
+	// Service is the campus service name, e.g. "treehole".
+	Service string `json:"service"`
+	// Token is the service's bearer token ("" when the service signs with
+	// cookies only).
+	Token string `json:"token,omitempty"`
+	// Cookies maps cookie names to values, sent as one Cookie header.
+	Cookies map[string]string `json:"cookies,omitempty"`
+	// Device is a stable device identifier where the service wants one: the
+	// 12-hex tail of Treehole's uuid header (pku-services.md §5.1, §5.2).
+	// The client creates it on first use and keeps it.
+	Device string `json:"device,omitempty"`
+	// Created is when the session was stored; Expires when the service
+	// said it ends (zero when unknown).
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires,omitzero"`
+}
+
+// CookieHeader returns the cookies as a Cookie header value, names sorted,
+// or "" when there are none.
+func (s *Session) CookieHeader() string {
+	names := make([]string, 0, len(s.Cookies))
+	for n := range s.Cookies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + s.Cookies[n]
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ParseCookies reads a Cookie header value ("a=1; b=2"), as a user copies
+// it from a browser, into a map. It fails on a pair without "=" or with an
+// empty name, naming the pair.
+func ParseCookies(header string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(header, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("cookie %q: want NAME=VALUE", part)
+		}
+		out[name] = strings.TrimSpace(value)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no cookies given")
+	}
+	return out, nil
+}
+
+// Sessions stores one Session per campus service. Implementations are safe
+// for concurrent use. Get returns ok false when there is no session.
+type Sessions interface {
+	Get(ctx context.Context, service string) (s *Session, ok bool, err error)
+	Put(ctx context.Context, s *Session) error
+	Delete(ctx context.Context, service string) error
+	// List returns every stored session, by service name.
+	List(ctx context.Context) ([]*Session, error)
+}
+
+// MemorySessions is a Sessions in memory, for tests.
+type MemorySessions struct {
+	mu sync.Mutex
+	m  map[string]Session
+}
+
+// Get implements Sessions.
+func (m *MemorySessions) Get(_ context.Context, service string) (*Session, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.m[service]
+	if !ok {
+		return nil, false, nil
+	}
+	return cloneSession(&s), true, nil
+}
+
+// Put implements Sessions.
+func (m *MemorySessions) Put(_ context.Context, s *Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string]Session{}
+	}
+	m.m[s.Service] = *cloneSession(s)
+	return nil
+}
+
+// Delete implements Sessions.
+func (m *MemorySessions) Delete(_ context.Context, service string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, service)
+	return nil
+}
+
+// List implements Sessions.
+func (m *MemorySessions) List(_ context.Context) ([]*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Session
+	for _, s := range m.m {
+		out = append(out, cloneSession(&s))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Service < out[j].Service })
+	return out, nil
+}
+
+func cloneSession(s *Session) *Session {
+	c := *s
+	if s.Cookies != nil {
+		c.Cookies = make(map[string]string, len(s.Cookies))
+		for k, v := range s.Cookies {
+			c.Cookies[k] = v
+		}
+	}
+	return &c
+}
+
+func init() {
+	store.Register(store.Migration{Version: 200, Name: "campus sessions", SQL: `
+CREATE TABLE campus_sessions (
+	service    TEXT    PRIMARY KEY,
+	token      TEXT    NOT NULL DEFAULT '',
+	cookies    TEXT    NOT NULL DEFAULT '{}', -- JSON object name → value
+	device     TEXT    NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,              -- Unix ms
+	expires_at INTEGER NOT NULL DEFAULT 0     -- Unix ms, 0 when unknown
+);`})
+}
+
+// SQLSessions is a Sessions kept in the host's database (table
+// campus_sessions, migration 200), shared by CLI commands and a running
+// `harness serve`.
+type SQLSessions struct{ DB *sql.DB }
+
+// NewSQLSessions returns the sessions stored in db.
+func NewSQLSessions(db *store.DB) *SQLSessions { return &SQLSessions{DB: db.SQL} }
+
+// Get implements Sessions.
+func (q *SQLSessions) Get(ctx context.Context, service string) (*Session, bool, error) {
+	row := q.DB.QueryRowContext(ctx, `SELECT service, token, cookies, device, created_at, expires_at FROM campus_sessions WHERE service = ?`, service)
+	s, err := scanSession(row.Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("campus: read session %s: %w", service, err)
+	}
+	return s, true, nil
+}
+
+func scanSession(scan func(...any) error) (*Session, error) {
+	var s Session
+	var cookies string
+	var created, expires int64
+	if err := scan(&s.Service, &s.Token, &cookies, &s.Device, &created, &expires); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(cookies), &s.Cookies); err != nil {
+		return nil, fmt.Errorf("cookies: %w", err)
+	}
+	if len(s.Cookies) == 0 {
+		s.Cookies = nil
+	}
+	s.Created = time.UnixMilli(created).UTC()
+	if expires != 0 {
+		s.Expires = time.UnixMilli(expires).UTC()
+	}
+	return &s, nil
+}
+
+// Put implements Sessions.
+func (q *SQLSessions) Put(ctx context.Context, s *Session) error {
+	cookies, err := json.Marshal(s.Cookies)
+	if err != nil {
+		return err
+	}
+	if s.Cookies == nil {
+		cookies = []byte("{}")
+	}
+	var expires int64
+	if !s.Expires.IsZero() {
+		expires = s.Expires.UnixMilli()
+	}
+	_, err = q.DB.ExecContext(ctx, `INSERT INTO campus_sessions (service, token, cookies, device, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (service) DO UPDATE SET token = excluded.token, cookies = excluded.cookies,
+			device = excluded.device, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+		s.Service, s.Token, string(cookies), s.Device, s.Created.UnixMilli(), expires)
+	if err != nil {
+		return fmt.Errorf("campus: store session %s: %w", s.Service, err)
+	}
+	return nil
+}
+
+// Delete implements Sessions.
+func (q *SQLSessions) Delete(ctx context.Context, service string) error {
+	if _, err := q.DB.ExecContext(ctx, `DELETE FROM campus_sessions WHERE service = ?`, service); err != nil {
+		return fmt.Errorf("campus: delete session %s: %w", service, err)
+	}
+	return nil
+}
+
+// List implements Sessions.
+func (q *SQLSessions) List(ctx context.Context) ([]*Session, error) {
+	rows, err := q.DB.QueryContext(ctx, `SELECT service, token, cookies, device, created_at, expires_at FROM campus_sessions ORDER BY service`)
+	if err != nil {
+		return nil, fmt.Errorf("campus: list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []*Session
+	for rows.Next() {
+		s, err := scanSession(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("campus: list sessions: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// mergeCookies copies the cookies a reply sets into s and reports whether
+// anything changed. A cookie with MaxAge < 0 or an expiry in the past is
+// removed.
+func mergeCookies(s *Session, set []*http.Cookie, now time.Time) bool {
+	changed := false
+	for _, c := range set {
+		if c.Name == "" {
+			continue
+		}
+		if c.MaxAge < 0 || (!c.Expires.IsZero() && c.Expires.Before(now)) {
+			if _, ok := s.Cookies[c.Name]; ok {
+				delete(s.Cookies, c.Name)
+				changed = true
+			}
+			continue
+		}
+		if s.Cookies == nil {
+			s.Cookies = map[string]string{}
+		}
+		if s.Cookies[c.Name] != c.Value {
+			s.Cookies[c.Name] = c.Value
+			changed = true
+		}
+	}
+	return changed
+}
