@@ -91,8 +91,22 @@ func Validate(p *Plugin) []Diagnostic {
 	}
 	v.manifest()
 	v.shared()
-	for _, t := range p.Tools {
-		v.tool(t, nil)
+	// Tools are checked in parallel, each with its own diagnostics; they share only what is
+	// read-only here (the manifest, the builtins) and their Envs, which are safe for concurrent
+	// use.
+	perTool := make([]*validator, len(p.Tools))
+	runParallel(len(p.Tools), func(i int) {
+		tv := *v
+		tv.d = &diagList{}
+		tv.toolCalls = map[*Tool][]*Step{}
+		tv.tool(p.Tools[i], nil)
+		perTool[i] = &tv
+	})
+	for i, tv := range perTool {
+		for _, d := range tv.d.ds {
+			v.d.add(d)
+		}
+		v.toolCalls[p.Tools[i]] = tv.toolCalls[p.Tools[i]]
 	}
 	if v.m.Server != nil {
 		v.server()
