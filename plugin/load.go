@@ -145,6 +145,10 @@ func (l *loader) loadManifest(text []byte) {
 		l.d.errorf(ManifestFile, src.pos(firstInvalidUTF8(text)), "", "file is not UTF-8 text")
 		return
 	}
+	if i := bytes.IndexByte(text, 0); i >= 0 {
+		l.d.errorf(ManifestFile, src.pos(i), "", "file contains a NUL byte")
+		return
+	}
 	if bytes.HasPrefix(text, []byte("\xef\xbb\xbf")) {
 		l.d.errorf(ManifestFile, expr.Pos{Line: 1, Col: 1}, "", "remove the byte-order mark at the start of %s", ManifestFile)
 		return

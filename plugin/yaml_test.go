@@ -45,6 +45,8 @@ func TestYAMLLayer(t *testing.T) {
 			"tools/a.yaml:2:69: YAML nests more than 64 levels deep\n"},
 		{"alias key", map[string]string{"PLUGIN.md": okManifest, "tools/a.yaml": "x: &k a\n*k : b\n"},
 			"tools/a.yaml:1:4: YAML anchors (&k) are not allowed\ntools/a.yaml:2:1: YAML aliases (*k) are not allowed; write the value out\n"},
+		{"NUL in the instructions", map[string]string{"PLUGIN.md": okManifest + "text\x00"},
+			"PLUGIN.md:13:5: file contains a NUL byte\n"},
 		{"no frontmatter", map[string]string{"PLUGIN.md": "# Rooms\n\nspec: 1\n"},
 			"PLUGIN.md:1:1: PLUGIN.md must start with YAML frontmatter between two --- lines\n"},
 		{"unclosed frontmatter", map[string]string{"PLUGIN.md": "---\nspec: 1\nid: x\n"},
