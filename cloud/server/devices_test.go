@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/sha256"
 	"flag"
 	"net/http"
@@ -217,7 +216,6 @@ func TestDeleteDevice(t *testing.T) {
 	if r := e.do("GET", "/v1/store/a", otherTok, nil); r.status != 200 {
 		t.Errorf("other device's data: %d %s", r.status, r.body)
 	}
-	_ = context.Background
 }
 
 func TestClientIP(t *testing.T) {

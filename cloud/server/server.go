@@ -206,14 +206,12 @@ func (s *Server) sweepLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(s.cfg.SweepInterval)
 	defer t.Stop()
-	n := 0
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
 			s.Sweep(context.Background())
-			n++
 		}
 	}
 }
