@@ -126,3 +126,33 @@ func TestDiagnosticFormat(t *testing.T) {
 		t.Error("HasErrors")
 	}
 }
+
+func TestRequires(t *testing.T) {
+	tests := []struct {
+		m    Manifest
+		want string
+	}{
+		{Manifest{}, ""},
+		{Manifest{Campus: []string{"card"}}, "campus-session"},
+		{Manifest{Network: []string{"a.com"}, Cloud: &Cloud{}}, "network cloud"},
+		{Manifest{Remote: &Remote{}, Server: &Server{}, Campus: []string{"its"}}, "campus-session network cloud"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(tc.m.Requires(), " "); got != tc.want {
+			t.Errorf("Requires() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestPositionsAt(t *testing.T) {
+	ps := Positions{"i18n": {Line: 3, Col: 1}, "i18n.en.tools": {Line: 5, Col: 7}}
+	for path, want := range map[string]string{
+		"i18n.en.tools.free.title": "5:7",
+		"i18n.en.name":             "3:1",
+		"id":                       "1:1",
+	} {
+		if got := ps.At(path).String(); got != want {
+			t.Errorf("At(%q) = %s, want %s", path, got, want)
+		}
+	}
+}
