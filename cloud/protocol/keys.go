@@ -4,6 +4,7 @@ import (
 	"crypto/ecdh"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 )
 
@@ -83,6 +84,23 @@ func ViewerPeerKey(peerPriv *ecdh.PrivateKey, chanPub, encKey []byte) ([KeySize]
 		return [KeySize]byte{}, fmt.Errorf("peer key: %w", err)
 	}
 	return PeerKey(shared, encKey, chanPub, peerPriv.PublicKey().Bytes()), nil
+}
+
+// x25519Probe is a fixed private key used only to test public keys for low order.
+var x25519Probe, _ = ecdh.X25519().NewPrivateKey([]byte("pku-harness-cloud/v1/x25519probe"))
+
+// CheckX25519Public rejects an X25519 public key of low order (such as all zeros), with which
+// every shared secret is zero and the per-peer key would be known to anyone. It costs one
+// scalar multiplication.
+func CheckX25519Public(pub []byte) error {
+	k, err := ecdh.X25519().NewPublicKey(pub)
+	if err != nil {
+		return err
+	}
+	if _, err := x25519Probe.ECDH(k); err != nil {
+		return errors.New("a low-order X25519 key")
+	}
+	return nil
 }
 
 // DecodeKey32 decodes a Key32 string to its 32 bytes.

@@ -147,6 +147,16 @@ func TestOwnerAndViewerAgree(t *testing.T) {
 	if _, err := OwnerPeerKey(chanPriv, make([]byte, 32), enc[:]); err == nil {
 		t.Error("a low-order (all-zero) peer key must be refused")
 	}
+	one := make([]byte, 32)
+	one[0] = 1 // u = 1: a point of order 4
+	for _, k := range [][]byte{make([]byte, 32), one} {
+		if err := CheckX25519Public(k); err == nil || err.Error() != "a low-order X25519 key" {
+			t.Errorf("CheckX25519Public(%x) = %v", k, err)
+		}
+	}
+	if err := CheckX25519Public(peerPriv.PublicKey().Bytes()); err != nil {
+		t.Errorf("a real key: %v", err)
+	}
 }
 
 func TestPow(t *testing.T) {

@@ -31,6 +31,9 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if maxPeers > lim.MaxPeers {
 		return errf(protocol.CodeBadRequest, "maxPeers: %d is over the limit of %d", maxPeers, lim.MaxPeers)
 	}
+	if pub, _ := protocol.DecodeKey32(req.ChanPub); protocol.CheckX25519Public(pub) != nil {
+		return errf(protocol.CodeBadRequest, "chanPub: a low-order X25519 key")
+	}
 	if n := req.Meta.CiphertextLen(); int64(n) > lim.FrameBytes {
 		return errf(protocol.CodePayloadTooLarge, "meta ciphertext is %d bytes, the limit is %d", n, lim.FrameBytes)
 	}
@@ -207,6 +210,9 @@ func (s *Server) joinChannel(id string) handlerFunc {
 		var req protocol.JoinRequest
 		if err := readJSON(w, r, 1024, &req); err != nil {
 			return err
+		}
+		if pub, _ := protocol.DecodeKey32(req.PeerPub); protocol.CheckX25519Public(pub) != nil {
+			return errf(protocol.CodeBadRequest, "peerPub: a low-order X25519 key")
 		}
 		rm, err := s.hub.room(r.Context(), id)
 		if err != nil {

@@ -323,6 +323,11 @@ func TestJoinErrors(t *testing.T) {
 	if _, r := e.join(bad); r.status != 403 || string(r.body) != `{"error":{"code":"forbidden","message":"wrong authKey"}}`+"\n" {
 		t.Errorf("wrong authKey: %d %s", r.status, r.body)
 	}
+	zero := e.do("POST", "/v1/c/"+o.sh.id+"/join", "", protocol.JoinRequest{
+		AuthKey: protocol.B64.EncodeToString(o.sh.authKey[:]), PeerPub: protocol.B64.EncodeToString(make([]byte, 32))})
+	if zero.status != 400 || string(zero.body) != `{"error":{"code":"bad_request","message":"peerPub: a low-order X25519 key"}}`+"\n" {
+		t.Errorf("all-zero peerPub: %d %s", zero.status, zero.body)
+	}
 	missing := o.sh
 	missing.id = "AAAAAAAAAAAAAAAAAAAAAA"
 	if _, r := e.join(missing); r.status != 404 {
