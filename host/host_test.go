@@ -217,6 +217,7 @@ func TestOfficialPlugins(t *testing.T) {
 		t.Fatalf("second start did %v", out)
 	}
 	e.h.Remove(ctx, "canteen")
+	e.db.SQL.Exec(`DELETE FROM settings WHERE key = 'official-bundle'`) // as after an app update
 	if out, _ := e.h.InstallOfficial(ctx); len(out) != 0 {
 		t.Fatalf("a removed official plugin came back: %v", out[0])
 	}

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// HostSetup adds options to every Host the CLI opens: host/abilities and
+// host/campus register one (from an init function in their CLI files) that
+// builds their interp.Abilities or interp.CampusClient on the host's
+// database and returns host.WithAbilities / host.WithCampus.
+type HostSetup func(db *store.DB) ([]host.Option, error)
+
+// ServeSetup adds routes to the JSON API of `harness serve` and may start
+// background loops (the scheduler) that stop when ctx ends.
+type ServeSetup func(ctx context.Context, h *host.Host, s *api.Server) error
+
+var (
+	hostSetups  []HostSetup
+	serveSetups []ServeSetup
+)
+
+// RegisterHostSetup adds a HostSetup; call it from an init function.
+func RegisterHostSetup(f HostSetup) { hostSetups = append(hostSetups, f) }
+
+// RegisterServeSetup adds a ServeSetup; call it from an init function.
+func RegisterServeSetup(f ServeSetup) { serveSetups = append(serveSetups, f) }
+
+// hostFlags are the flags every host command takes.
+type hostFlags struct {
+	data string
+	ca   string
+}
+
+func (f *hostFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.data, "data", "", "data directory (default $XDG_DATA_HOME/pku-harness)")
+	fs.StringVar(&f.ca, "ca", "", "PEM file of a CA to trust for install links; also lets links reach loopback and private addresses (for testing a local server)")
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("install DIR --yes"), and returns the positional ones. "--"
+// ends the flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// openHost opens the data directory and a Host on it, with the setups
+// other packages registered, and installs the bundled official plugins the
+// first time (and after an update of the binary changed them).
+func openHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) {
+	dir := f.data
+	if dir == "" {
+		d, err := store.DefaultDir()
+		if err != nil {
+			return nil, nil, err
+		}
+		dir = d
+	}
+	db, err := store.Open(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []host.Option{}
+	if f.ca != "" {
+		fetcher, err := caFetcher(f.ca)
+		if err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		opts = append(opts, host.WithFetcher(fetcher))
+	}
+	for _, s := range hostSetups {
+		o, err := s(db)
+		if err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		opts = append(opts, o...)
+	}
+	h, err := host.New(db, opts...)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	if _, err := h.InstallOfficial(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return h, db, nil
+}
+
+// caFetcher is an HTTPFetcher that trusts the CA in file besides the
+// system's, and may reach any address.
+func caFetcher(file string) (plugin.Fetcher, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--ca: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca %s: no PEM certificate in it", file)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, TLSHandshakeTimeout: 10 * time.Second}
+	return &plugin.HTTPFetcher{Client: &http.Client{Transport: tr}}, nil
+}
+
+// confirm asks a yes/no question on w and reads the answer from r; only
+// "y" or "yes" is yes.
+func confirm(r io.Reader, w io.Writer, question string) bool {
+	fmt.Fprintf(w, "%s [y/N] ", question)
+	var buf [64]byte
+	n, _ := r.Read(buf[:])
+	a := strings.ToLower(strings.TrimSpace(string(buf[:n])))
+	return a == "y" || a == "yes"
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/api"
+)
+
+// DefaultServeAddr is where `harness serve` listens without --addr: loopback
+// only, since the API has no authentication.
+const DefaultServeAddr = "127.0.0.1:8788"
+
+func init() {
+	Register(&Command{
+		Path:    "serve",
+		Usage:   "[--addr HOST:PORT] [--data DIR] [--no-update]",
+		Summary: "run the host: installed plugins, permissions and abilities behind the JSON API of docs/HOST-API.md",
+		Run: func(env *Env) int {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return Serve(ctx, env, nil)
+		},
+	})
+}
+
+// Serve runs `harness serve` until ctx ends: it opens the data directory,
+// installs the bundled official plugins on first start, listens, prints
+// `harness serve: listening on http://ADDR (data DIR)`, then checks for
+// plugin updates in the background (at most once a day per plugin, seed
+// 004 "Updates") and runs the ServeSetups (the scheduler). ready, when not
+// nil, receives the address once the server accepts connections. Exit codes:
+// 0 after a clean stop, 1 when it cannot start, 2 on bad flags.
+func Serve(ctx context.Context, env *Env, ready chan<- string) int {
+	const name = "harness serve"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var hf hostFlags
+	hf.register(fs)
+	addr := fs.String("addr", DefaultServeAddr, "address to listen on (the API has no authentication: keep it on loopback)")
+	noUpdate := fs.Bool("no-update", false, "do not check plugins for updates at start")
+	if err := fs.Parse(env.Args); err != nil {
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
+		return ExitUsage
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	h, db, err := openHost(ctx, &hf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	defer db.Close()
+	hostName, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: --addr %q: %v\n", name, *addr, err)
+		return ExitUsage
+	}
+	opts := api.Options{Log: log}
+	if ip := net.ParseIP(hostName); hostName != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		fmt.Fprintf(env.Stderr, "%s: warning: %s is not a loopback address and the API has no authentication\n", name, hostName)
+		if hostName != "" {
+			opts.AllowedHosts = []string{hostName}
+		}
+	}
+	srv := api.New(h, opts)
+	for _, s := range serveSetups {
+		if err := s(ctx, h, srv); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second, // a tool may run for 60 s
+		IdleTimeout:       2 * time.Minute,
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	fmt.Fprintf(env.Stdout, "%s: listening on http://%s (data %s)\n", name, ln.Addr(), db.Dir())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	if !*noUpdate {
+		go func() {
+			outs, err := h.AutoUpdate(ctx)
+			if err != nil && ctx.Err() == nil {
+				log.Warn("update check", "err", err)
+			}
+			for _, o := range outs {
+				if o.Status != host.StatusSkipped && o.Status != host.StatusCurrent {
+					log.Info("update check", "plugin", o.ID, "result", describe(o))
+				}
+			}
+		}()
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}
+	return ExitOK
+}
