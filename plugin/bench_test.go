@@ -95,3 +95,13 @@ func TestBigPluginIsValid(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLoadQuickstart loads and validates the seed's quickstart plugin from its folder: the
+// cost of validating a typical small plugin, file reads included.
+func BenchmarkLoadQuickstart(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, ds, err := LoadDir("testdata/quickstart/my-classrooms"); err != nil || len(ds) != 0 {
+			b.Fatal(err, ds)
+		}
+	}
+}

@@ -905,9 +905,12 @@ func (v *validator) request(tc *toolCtx, s *Step, r *Request, what string, sc *s
 		// The host is literal: check it.
 		u, err := url.Parse(r.URL.Src[:len(lit)])
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			if strings.HasPrefix(lit, "/") {
+			switch {
+			case strings.HasPrefix(lit, "/"):
 				v.terrAt(t, at, path, "%s.url: a path needs campus: <service>; otherwise write an https URL", what)
-			} else {
+			case !strings.Contains(lit, "/"):
+				v.terrAt(t, at, path, "%s.url must be an absolute https URL on a network host (url is a template: write ${%s} to use an expression)", what, lit)
+			default:
 				v.terrAt(t, at, path, "%s.url must be an absolute https URL on a network host", what)
 			}
 			return
