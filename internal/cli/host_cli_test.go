@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeDemo writes version of the demo plugin into dir; greeting is what
+// hello says; extra is added to the manifest's declarations.
+func writeDemo(t *testing.T, dir, version, greeting, extra string) {
+	t.Helper()
+	files := map[string]string{
+		"demo/PLUGIN.md": "---\nspec: 1\nid: demo\nname: 演示\ndescription: 本地服务器上的社区插件。\nversion: " + version +
+			"\nauthor: tester\n" + extra + "tools:\n  hello: tools/hello.yaml\n---\nUse demo__hello.\n",
+		"demo/tools/hello.yaml": "title: 你好\ndescription: Greets.\neffect: read\nreturn: \"'" + greeting + "'\"\n",
+	}
+	for p, b := range files {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCommunityPluginOverHTTPS is the issue's "done when" path with the CLI: a community
+// plugin served from a local folder over HTTPS is reviewed, installed, run, updated (same
+// content, changed content, wider declarations), accepted and rolled back.
+func TestCommunityPluginOverHTTPS(t *testing.T) {
+	site := t.TempDir()
+	writeDemo(t, site, "1.0.0", "hello v1", "")
+	srv := httptest.NewTLSServer(http.FileServer(http.Dir(site)))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
+	data := t.TempDir()
+	link := srv.URL + "/demo/PLUGIN.md"
+
+	run := func(wantCode int, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args = append(args, "--data", data, "--ca", ca)
+		code := Main(args, strings.NewReader(""), &out, &errb)
+		if code != wantCode {
+			t.Fatalf("harness %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out.String(), errb.String())
+		}
+		return out.String() + errb.String()
+	}
+	expect := func(got string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Fatalf("output lacks %q:\n%s", w, got)
+			}
+		}
+	}
+	expect(run(0, "plugins", "review", "--lang", "en", link), "演示 (demo 1.0.0, by tester)\nCommunity: not reviewed by PKU harness\n", "hello [read] 你好\n")
+	expect(run(0, "plugins", "install", "--yes", link), "installed demo 1.0.0 (Community)\n")
+	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1\"\n")
+
+	expect(run(0, "plugins", "update", "demo"), "demo: up to date (1.0.0)\n")
+
+	writeDemo(t, site, "1.1.0", "hello v1.1", "")
+	expect(run(0, "plugins", "update", "demo"), "demo: updated to 1.1.0\n")
+	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
+
+	writeDemo(t, site, "2.0.0", "hello v2", "campus: [card]\nnetwork: [api.example.com]\n")
+	expect(run(0, "plugins", "update", "demo"),
+		"demo: update to 2.0.0 held for review: new campus service card; new website api.example.com (harness plugins accept demo)\n")
+	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
+	expect(run(0, "plugins", "show", "demo"), "  held update: 2.0.0: new campus service card; new website api.example.com (harness plugins accept demo)\n")
+	expect(run(0, "plugins", "accept", "demo"), "demo: updated to 2.0.0\n")
+	expect(run(0, "tool", "run", "demo.hello"), "\"hello v2\"\n")
+
+	expect(run(0, "plugins", "rollback", "demo"), "demo: rolled back to 1.1.0\n")
+	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
+	expect(run(0, "plugins", "list"), "demo             1.1.0    Community 演示\n")
+
+	// Without --ca the local server is not trusted (and not public): the check fails, nothing changes.
+	var out, errb bytes.Buffer
+	if code := Main([]string{"plugins", "update", "--data", data, "demo"}, nil, &out, &errb); code != ExitFail {
+		t.Fatalf("update without --ca: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	expect(out.String(), "demo: update check failed: ")
+}
+
+// TestServeStartsWithOfficialPlugins starts `harness serve` on a fresh data directory with no
+// flags but --data and an ephemeral port, and reads the plugin list over the API.
+func TestServeStartsWithOfficialPlugins(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	start := time.Now()
+	go func() {
+		done <- Serve(ctx, &Env{Args: []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0"}, Stdout: &out, Stderr: &errb}, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case code := <-done:
+		t.Fatalf("serve exited %d: %s", code, errb.String())
+	}
+	took := time.Since(start)
+	resp, err := http.Get("http://" + addr + "/v1/plugins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	body.ReadFrom(resp.Body)
+	resp.Body.Close()
+	for _, id := range []string{"classrooms", "campus-events", "grades", "canteen", "shuttle", "notices"} {
+		if !strings.Contains(body.String(), fmt.Sprintf(`"id":%q`, id)) {
+			t.Errorf("official plugin %s missing from %s", id, body.String())
+		}
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Fatalf("serve exited %d: %s", code, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "harness serve: listening on http://"+addr+" (data ") {
+		t.Fatalf("stdout %q", out.String())
+	}
+	t.Logf("ready after %v on a fresh data directory", took)
+}
