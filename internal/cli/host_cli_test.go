@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -130,4 +131,44 @@ func TestServeStartsWithOfficialPlugins(t *testing.T) {
 		t.Fatalf("stdout %q", out.String())
 	}
 	t.Logf("ready after %v on a fresh data directory", took)
+}
+
+// BenchmarkServeReady measures `harness serve` from the call to the first
+// accepted connection, with the six official plugins installed: "fresh" on
+// an empty data directory (first start: migrations and installs), "warm" on
+// one that has them already (issue 4: ready ≤ 200 ms).
+func BenchmarkServeReady(b *testing.B) {
+	serve := func(b *testing.B, data string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan string, 1)
+		done := make(chan int, 1)
+		go func() {
+			done <- Serve(ctx, &Env{Args: []string{"--data", data, "--addr", "127.0.0.1:0", "--no-update"},
+				Stdout: io.Discard, Stderr: io.Discard}, ready)
+		}()
+		select {
+		case <-ready:
+		case code := <-done:
+			b.Fatalf("serve exited %d", code)
+		}
+		b.StopTimer()
+		cancel()
+		<-done
+		b.StartTimer()
+	}
+	b.Run("fresh", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			data := b.TempDir()
+			b.StartTimer()
+			serve(b, data)
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		data := b.TempDir()
+		serve(b, data)
+		for b.Loop() {
+			serve(b, data)
+		}
+	})
 }
