@@ -73,7 +73,11 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		return nil, e
 	}
 	if len(b) > MaxResult {
-		return nil, limitErr("result", fmt.Sprintf("%d bytes", len(b)), "1 MB")
+		e := limitErr("result", fmt.Sprintf("%d bytes", len(b)), "1 MB")
+		if t.Return != nil {
+			e.File, e.Pos = t.Return.File, t.Return.Pos
+		}
+		return nil, e
 	}
 	return v, nil
 }
