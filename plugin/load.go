@@ -60,6 +60,8 @@ type loader struct {
 	p      *Plugin
 	env    *expr.Env
 	fm     *fileDec // the frontmatter
+
+	fetched map[string]fetchResult // files read ahead by prefetch, by clean path
 }
 
 func (l *loader) name(rel string) string {
@@ -165,6 +167,7 @@ func (l *loader) loadManifest(text []byte) {
 	}
 	m, raw := decodeManifest(l.fm, root)
 	p.Manifest = m
+	l.prefetch(m)
 
 	// shared: first, since every tool's Env builds on it.
 	switch {
@@ -246,7 +249,15 @@ func (l *loader) fetchFile(rel, field string) (string, []byte) {
 	if b, ok := l.p.Files[clean]; ok {
 		return clean, b
 	}
-	b, err := l.f.Fetch(l.ctx, l.name(clean), l.budget)
+	var b []byte
+	if r, ok := l.fetched[clean]; ok {
+		b, err = r.data, r.err
+		if err == nil && int64(len(b)) > l.budget {
+			b, err = nil, ErrTooLarge
+		}
+	} else {
+		b, err = l.f.Fetch(l.ctx, l.name(clean), l.budget)
+	}
 	if err != nil {
 		l.d.errorf(ManifestFile, at, "", "%s: %s", field, describeFetchError(clean, err))
 		return "", nil
@@ -254,6 +265,74 @@ func (l *loader) fetchFile(rel, field string) (string, []byte) {
 	l.budget -= int64(len(b))
 	l.p.Files[clean] = b
 	return clean, b
+}
+
+// prefetchWorkers is how many files prefetch reads at the same time.
+const prefetchWorkers = 6
+
+// fetchResult is one prefetched file.
+type fetchResult struct {
+	data []byte
+	err  error
+}
+
+// prefetch reads every file the manifest names, up to prefetchWorkers at a time, so that a
+// plugin behind a link loads in about one round trip per file batch instead of one per file.
+// Each read is capped at what was left of the budget after PLUGIN.md, and no new read starts
+// once the files read hold more than the whole budget. fetchFile then takes the files in
+// manifest order and does the budget accounting, so the diagnostics do not depend on timing.
+func (l *loader) prefetch(m *Manifest) {
+	var names []string
+	seen := map[string]bool{}
+	add := func(rel string) {
+		if clean, err := checkRelPath(rel); err == nil && clean != ManifestFile && !seen[clean] {
+			seen[clean] = true
+			names = append(names, clean)
+		}
+	}
+	if m.Shared != "" {
+		add(m.Shared)
+	}
+	for _, t := range m.Tools {
+		if t.File != "" {
+			add(t.File)
+		}
+	}
+	for _, list := range [][]*FileRef{m.Widgets, m.Screens} {
+		for _, f := range list {
+			add(f.File)
+		}
+	}
+	if len(names) < 2 {
+		return // nothing to overlap
+	}
+	results := make([]fetchResult, len(names))
+	done := make([]bool, len(names))
+	var total atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(prefetchWorkers, len(names)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(names) || total.Load() > MaxTotalBytes || l.ctx.Err() != nil {
+					return
+				}
+				b, err := l.f.Fetch(l.ctx, l.name(names[i]), l.budget)
+				total.Add(int64(len(b)))
+				results[i], done[i] = fetchResult{b, err}, true
+			}
+		}()
+	}
+	wg.Wait()
+	l.fetched = make(map[string]fetchResult, len(names))
+	for i, name := range names {
+		if done[i] {
+			l.fetched[name] = results[i]
+		}
+	}
 }
 
 // yamlFile fetches and parses a YAML file the frontmatter names.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -429,5 +430,62 @@ func TestLoadLinkFormsHTTPS(t *testing.T) {
 				t.Errorf("%s: request to host %q", link, h)
 			}
 		}
+	}
+}
+
+// slowFetcher answers from a map after a pause and records how many reads overlapped.
+type slowFetcher struct {
+	files        MapFetcher
+	mu           sync.Mutex
+	now, maxSeen int
+}
+
+func (s *slowFetcher) Fetch(ctx context.Context, name string, limit int64) ([]byte, error) {
+	s.mu.Lock()
+	s.now++
+	s.maxSeen = max(s.maxSeen, s.now)
+	s.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	s.mu.Lock()
+	s.now--
+	s.mu.Unlock()
+	return s.files.Fetch(ctx, name, limit)
+}
+
+// TestLoadPrefetch checks that the files a manifest names are read at the same time, and that
+// the size cap still falls on the same file as when they are read one by one.
+func TestLoadPrefetch(t *testing.T) {
+	var tools, i18n []string
+	files := map[string][]byte{}
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("t%d", i)
+		tools = append(tools, fmt.Sprintf("  %s: tools/%s.yaml", name, name))
+		i18n = append(i18n, fmt.Sprintf("%s: { title: T }", name))
+		pad := 1
+		if i == 5 {
+			pad = 520 << 10 // pushes the total past 512 KB
+		}
+		files["tools/"+name+".yaml"] = []byte("title: 工具\ndescription: A tool.\neffect: read\nconstants:\n  PAD: '" + strings.Repeat("x", pad) + "'\nreturn: \"1\"\n")
+	}
+	files[ManifestFile] = []byte("---\nspec: 1\nid: many\nname: 多\ndescription: Many tools.\nversion: 1.0.0\nauthor: pkuinfo\ntools:\n" +
+		strings.Join(tools, "\n") + "\ni18n:\n  en: { name: Many, description: Many tools., tools: { " + strings.Join(i18n, ", ") + " } }\n---\n")
+	f := &slowFetcher{files: MapFetcher(files)}
+	start := time.Now()
+	p, ds, err := load(context.Background(), f, "", "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.maxSeen < 2 {
+		t.Errorf("at most %d reads overlapped; prefetch should read several files at once", f.maxSeen)
+	}
+	if elapsed := time.Since(start); elapsed > 2*time.Second {
+		t.Errorf("loading took %v", elapsed)
+	}
+	want := "PLUGIN.md:14:7: tools.t5.file: cannot read tools/t5.yaml: the loaded files would exceed 512 KB\n"
+	if got := formatDiagnostics(ds, nil); got != want {
+		t.Errorf("diagnostics:\n%swant\n%s", got, want)
+	}
+	if len(p.Tools) != 7 || p.Tool("t5") != nil || p.Tool("t7") == nil {
+		t.Errorf("loaded %d tools", len(p.Tools))
 	}
 }
