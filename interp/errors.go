@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // Error kinds, the values of error.kind inside a `catch` (SPEC-DECISIONS §4).
@@ -82,4 +83,18 @@ func ctxErr(ctx context.Context) *Error {
 	default:
 		return &Error{Kind: KindTimeout, Msg: "run canceled: " + cause.Error(), err: cause}
 	}
+}
+
+// Format renders e for a person (STYLE §9): the error, then the line of
+// the plugin file it points at and a caret under the column. files holds
+// the plugin's files as loaded (plugin.Plugin.Files); without the file or
+// a position it is just e.Error().
+func (e *Error) Format(files map[string][]byte) string {
+	src, ok := files[e.File]
+	if !ok || e.Pos.Line < 1 {
+		return e.Error()
+	}
+	return plugin.FormatDiagnostic(plugin.Diagnostic{
+		File: e.File, Line: e.Pos.Line, Col: e.Pos.Col, Severity: plugin.SeverityError, Step: e.Step, Msg: e.Msg,
+	}, src)
 }

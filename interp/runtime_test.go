@@ -365,3 +365,28 @@ return: len(rs)
 		t.Fatalf("err = %v, want the budget error", err)
 	}
 }
+
+func TestErrorFormat(t *testing.T) {
+	p := loadPlugin(t, map[string]string{"main": `
+title: Main
+description: main tool
+effect: read
+steps:
+  - let: rows
+    value: "{ a: 1 }"
+  - let: x
+    value: "'空闲' + rows.b.c"
+return: x
+`})
+	_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{})
+	var e *interp.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v", err)
+	}
+	const want = "tools/main.yaml:9:27: steps[1] (let x): cannot read property 'c' of null (use ?.)\n" +
+		"        value: \"'空闲' + rows.b.c\"\n" +
+		"                                ^"
+	if got := e.Format(p.Files); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
