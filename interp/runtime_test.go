@@ -390,3 +390,46 @@ return: x
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestConcurrentRuns runs one plugin from several goroutines at once, as a
+// host does for different users' requests: runs share the plugin's Env and
+// the transport but nothing else (try with -race).
+func TestConcurrentRuns(t *testing.T) {
+	rt := testServer(t, siteHandler())
+	p := loadPlugin(t, map[string]string{"main": `
+title: Main
+description: main tool
+effect: read
+input:
+  n: { type: integer }
+steps:
+  - let: page
+    request: { url: https://a.example.com/gbk }
+    as: html
+  - let: rooms
+    extract: { from: page, each: tr.r, fields: { name: 'td a', seats: 'td:nth-child(2) | num' } }
+  - let: counted
+    kv: set
+    key: 'n${input.n}'
+    value: len(rooms) * input.n
+return: "{ n: input.n, counted, first: rooms[0].name }"
+`})
+	kv := kvstore.NewMemory()
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			v, err := interp.Run(context.Background(), p, "main", fromJSON(t, fmt.Sprintf(`{"n":%d}`, i)), interp.Options{Transport: rt, KV: kv})
+			if err == nil {
+				if got, want := toJSON(t, v), fmt.Sprintf(`{"n":%d,"counted":%d,"first":"二教101"}`, i, 3*i); got != want {
+					err = fmt.Errorf("run %d: got %s, want %s", i, got, want)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
