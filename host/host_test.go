@@ -247,3 +247,21 @@ func TestDefaultModes(t *testing.T) {
 		t.Errorf("no defaultModes: %v", got)
 	}
 }
+
+func TestBrokenStoredPluginIsListed(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	ctx := context.Background()
+	e.install(t, link)
+	// A stored file that no longer validates (as after a stricter host update).
+	e.db.SQL.Exec(`UPDATE plugin_files SET content = CAST('title: x' AS BLOB) WHERE path = 'tools/hello.yaml'`)
+	e.h.loaded = map[string]*plugin.Plugin{}
+	list, err := e.h.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Name != "demo" || !strings.Contains(list[0].Problem, "does not validate") {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	_, err = e.h.RunTool(ctx, ActorUser, "demo", "hello", nil)
+	var inv *Invalid
+	if !errors.As(err, &inv) {
+		t.Fatalf("run of a broken plugin: %v", err)
+	}
+}

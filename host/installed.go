@@ -116,6 +116,9 @@ type Installed struct {
 	Held *HeldUpdate `json:"held,omitempty"`
 	// Declarations of the current version.
 	Declarations Declarations `json:"declarations"`
+	// Problem says why the stored version cannot run (it no longer
+	// validates, e.g. after an update of the host); "" when it can.
+	Problem string `json:"problem,omitempty"`
 }
 
 // HeldUpdate is an update that waits for the user's review: its version,
@@ -288,12 +291,14 @@ func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := h.parsed(ctx, id, cur.seq, cur.hash)
-	if err != nil {
-		return nil, err
+	name, problem := id, ""
+	if p, err := h.parsed(ctx, id, cur.seq, cur.hash); err == nil {
+		name = p.Manifest.Name
+	} else {
+		problem = err.Error()
 	}
 	in := &Installed{
-		ID: id, Name: p.Manifest.Name, Version: cur.version, Hash: cur.hash, Source: r.source,
+		ID: id, Name: name, Problem: problem, Version: cur.version, Hash: cur.hash, Source: r.source,
 		Official: r.official, Enabled: r.enabled, AutoUpdate: r.autoUpdate,
 		InstalledAt: time.UnixMilli(r.installedAt).UTC(), Note: r.note, Declarations: cur.decl,
 	}
