@@ -6,6 +6,8 @@ package plugin
 const (
 	// MaxConcurrency is the most items an each step runs at the same time.
 	MaxConcurrency = 4
+	// MaxEachItems is the longest list an each step runs over.
+	MaxEachItems = 50
 	// MaxPages is the most pages a paginate step reads, and its default max.
 	MaxPages = 30
 	// MaxTimeout is the longest a run (and so any request timeout) may last.

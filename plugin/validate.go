@@ -1,10 +1,12 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/andybalholm/cascadia"
@@ -758,6 +760,9 @@ func (v *validator) step(tc *toolCtx, s *Step, sc *scope) *scope {
 		v.request(tc, s, s.Request, "request", sc)
 	case StepEach:
 		v.checkExpr(tc, s.Each, path, "each", sc)
+		if n, ok := constantLen(tc.t, s.Each); ok && n > MaxEachItems {
+			v.terrAt(t, s.Each.Pos, path, "each: %d items, the limit is %d", n, MaxEachItems)
+		}
 		if s.Concurrency < 1 || s.Concurrency > MaxConcurrency {
 			v.terrAt(t, s.at("concurrency"), path, "concurrency must be 1 to %d, not %d", MaxConcurrency, s.Concurrency)
 		}
@@ -1346,4 +1351,32 @@ func withArticle(s string) string {
 		return "an " + s
 	}
 	return "a " + s
+}
+
+// constantLen evaluates an each list that depends on constants only (a literal list, or a table
+// in constants such as SOURCES) and returns its length. ok is false when the expression reads
+// anything else, fails, or is not a list; the run then checks the limit.
+func constantLen(t *Tool, f *ExprField) (int, bool) {
+	if f == nil || f.Expr == nil || t.AllConstants == nil {
+		return 0, false
+	}
+	vars := expr.MapVars{"constants": t.AllConstants}
+	for _, name := range f.Expr.FreeNames() {
+		if name == "constants" {
+			continue
+		}
+		val, ok := t.AllConstants.Get(name)
+		if !ok {
+			return 0, false
+		}
+		vars[name] = val
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	val, err := f.Expr.Eval(ctx, vars, expr.NewBudget(10000))
+	list, isList := val.([]any)
+	if err != nil || !isList {
+		return 0, false
+	}
+	return len(list), true
 }
