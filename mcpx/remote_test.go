@@ -1,0 +1,159 @@
+package mcpx
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkuinfo/harness/examples/demo-canteen/canteen"
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// TestDescribeDemoCanteen: the demo's tools mapped by the seed's rules,
+// with the token, and a clear error without it or with a wrong one.
+func TestDescribeDemoCanteen(t *testing.T) {
+	url := demoCanteen(t)
+	srv, err := (&RemoteClient{URL: url, Token: canteen.DemoToken}).Describe(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, tool := range srv.Tools {
+		got = append(got, tool.Name+":"+tool.Effect.String()+":"+tool.Title)
+		if p := schemaProblems(tool.InputSchema, tool.Name); len(p) > 0 {
+			t.Errorf("schema not plain: %v", p)
+		}
+	}
+	if srv.Name != "demo-canteen" || srv.PluginID != "mcp-demo-canteen" || srv.Title != "演示食堂" ||
+		strings.Join(got, " ") != "menu:read:食堂菜单 reserveSeat:write:预约座位" || srv.Instructions != canteen.Instructions {
+		t.Errorf("described %+v", srv)
+	}
+	tests := []struct{ name, token, want string }{
+		{"no token", "", "the server wants a bearer token (HTTP 401); add it with --token"},
+		{"wrong token", "nope", "the server refused the token (HTTP 401)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := (&RemoteClient{URL: url, Token: tc.token}).Describe(ctxT(t))
+			if err == nil || err.Error() != "remote plugin "+url+": "+tc.want {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+			if tc.token != "" && strings.Contains(err.Error(), tc.token) {
+				t.Error("the token leaked into the error")
+			}
+		})
+	}
+	if _, err := (&RemoteClient{URL: "ftp://x/mcp"}).Describe(ctxT(t)); err == nil {
+		t.Error("ftp URL accepted")
+	}
+}
+
+// TestRemoteValue: structuredContent, JSON text, plain text, isError.
+func TestRemoteValue(t *testing.T) {
+	tests := []struct {
+		name    string
+		res     *mcp.CallToolResult
+		want    string
+		wantErr string
+	}{
+		{"structured", &mcp.CallToolResult{StructuredContent: map[string]any{"a": 1}, Content: []mcp.Content{&mcp.TextContent{Text: "ignored"}}}, `{"a":1}`, ""},
+		{"json text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ` [1, 2] `}}}, `[1, 2]`, ""},
+		{"plain text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "你好"}}}, `"你好"`, ""},
+		{"no content", &mcp.CallToolResult{}, `""`, ""},
+		{"error", &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "full"}}}, "", "remote tool t failed: full"},
+		{"error without text", &mcp.CallToolResult{IsError: true}, "", "remote tool t failed: the tool reported an error without a message"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := RemoteValue("t", tc.res)
+			if tc.wantErr != "" {
+				var re *RemoteError
+				if !errors.As(err, &re) || err.Error() != tc.wantErr {
+					t.Errorf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(v) != tc.want {
+				t.Errorf("got %s, %v; want %s", v, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRemoteThroughServer: an added remote plugin's tools are listed as
+// mcp-demo-canteen__<tool>; menu runs; reserveSeat (write, ask) needs the
+// person; a remote isError comes back as isError; the token never shows.
+func TestRemoteThroughServer(t *testing.T) {
+	e := newTestEnv(t)
+	url := demoCanteen(t)
+	srv, err := (&RemoteClient{URL: url, Token: canteen.DemoToken}).Describe(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.reg.Add(ctxT(t), srv, canteen.DemoToken); err != nil {
+		t.Fatal(err)
+	}
+	var c *host.Conflict
+	if _, err := e.reg.Add(ctxT(t), srv, ""); !errors.As(err, &c) {
+		t.Errorf("second add: %v", err)
+	}
+	var asked []string
+	cs := connect(t, NewServer(e.b, Options{}), &mcp.ClientOptions{ElicitationHandler: elicit(true, &asked)})
+	list, err := cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, tool := range list.Tools {
+		if strings.HasPrefix(tool.Name, "mcp-demo-canteen__") {
+			found++
+			if b, _ := json.Marshal(tool); strings.Contains(string(b), canteen.DemoToken) {
+				t.Error("token in the tool list")
+			}
+		}
+	}
+	if found != 2 || !strings.Contains(cs.InitializeResult().Instructions, "mcp-demo-canteen is a remote plugin run by a third party") {
+		t.Errorf("found %d remote tools; instructions %q", found, cs.InitializeResult().Instructions)
+	}
+	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "mcp-demo-canteen__menu", Arguments: map[string]any{"canteen": "学一", "meal": "breakfast"}})
+	if err != nil || res.IsError {
+		t.Fatalf("menu: %v %s", err, text(res))
+	}
+	if got := mustJSON(res.StructuredContent); got != `{"canteen":"学一","meals":{"breakfast":[{"name":"豆浆","price":1},{"name":"油条","price":1.5},{"name":"鸡蛋灌饼","price":4}]}}` {
+		t.Errorf("menu: %s", got)
+	}
+	res, _ = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "mcp-demo-canteen__menu", Arguments: map[string]any{"canteen": "不存在"}})
+	if !res.IsError || !strings.Contains(text(res), `unknown canteen "不存在"`) {
+		t.Errorf("menu error: %v %q", res.IsError, text(res))
+	}
+	res, err = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "mcp-demo-canteen__reserveSeat", Arguments: map[string]any{"canteen": "学五", "name": "小明"}})
+	if err != nil || res.IsError {
+		t.Fatalf("reserveSeat: %v %s", err, text(res))
+	}
+	if got := mustJSON(res.StructuredContent); got != `{"canteen":"学五","left":2,"seat":1}` || len(asked) != 1 || !strings.Contains(asked[0], "预约座位") {
+		t.Errorf("reserveSeat: %s, asked %q", got, asked)
+	}
+
+	// Allowing write without asking, then denying it, through the Registry.
+	if err := e.reg.SetMode(ctxT(t), "mcp-demo-canteen", plugin.EffectWrite, host.ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	plain := connect(t, NewServer(e.b, Options{}), nil)
+	res, _ = plain.CallTool(ctxT(t), &mcp.CallToolParams{Name: "mcp-demo-canteen__reserveSeat", Arguments: map[string]any{"canteen": "学五", "name": "小红"}})
+	if res.IsError || mustJSON(res.StructuredContent) != `{"canteen":"学五","left":1,"seat":2}` {
+		t.Errorf("auto: %v %s", res.IsError, text(res))
+	}
+	if err := e.reg.SetMode(ctxT(t), "mcp-demo-canteen", plugin.EffectWrite, host.ModeDeny); err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := e.b.Tools(ctxT(t))
+	for _, tool := range tools {
+		if tool.Name == "mcp-demo-canteen__reserveSeat" {
+			t.Error("a denied remote tool is listed")
+		}
+	}
+}
