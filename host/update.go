@@ -174,10 +174,12 @@ func prune(ctx context.Context, tx *sql.Tx, id string) error {
 	return nil
 }
 
-// AcceptUpdate applies a held update after the user reviewed it; the
-// replaced version becomes the one Rollback restores. Without a held
-// update the error is a *Conflict.
-func (h *Host) AcceptUpdate(ctx context.Context, id string) (*UpdateOutcome, error) {
+// AcceptUpdate applies a held update after the user reviewed it (see
+// HeldReview); the replaced version becomes the one Rollback restores.
+// hash, when not "", must be the held update's content hash, so that the
+// user accepts exactly what they reviewed. Without a held update, or with
+// another hash, the error is a *Conflict.
+func (h *Host) AcceptUpdate(ctx context.Context, id, hash string) (*UpdateOutcome, error) {
 	var out *UpdateOutcome
 	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
 		r, err := h.record(ctx, tx, id)
@@ -194,6 +196,9 @@ func (h *Host) AcceptUpdate(ctx context.Context, id string) (*UpdateOutcome, err
 		hv, err := h.version(ctx, tx, id, int(r.held.Int64))
 		if err != nil {
 			return err
+		}
+		if hash != "" && hash != hv.hash {
+			return &Conflict{Msg: fmt.Sprintf("the update of %s waiting for review is %s, not %s; review it again", id, hv.hash, hash)}
 		}
 		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: hv.version, Note: "updated to " + hv.version}
 		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = held, held = NULL, note = ? WHERE id = ?`, out.Note, id); err != nil {
@@ -351,4 +356,32 @@ func semverParts(v string) [3]int {
 		out[i], _ = strconv.Atoi(s)
 	}
 	return out
+}
+
+// HeldReview returns the review sheet of a plugin's held update, with
+// Installed set to the version in use, and what it widens. Without a held
+// update the error is a *Conflict.
+func (h *Host) HeldReview(ctx context.Context, id string) (*Review, []string, error) {
+	r, err := h.record(ctx, h.db.SQL, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !r.held.Valid {
+		return nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id)}
+	}
+	cur, err := h.version(ctx, h.db.SQL, id, r.current)
+	if err != nil {
+		return nil, nil, err
+	}
+	hv, err := h.version(ctx, h.db.SQL, id, int(r.held.Int64))
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := h.parsed(ctx, id, hv.seq, hv.hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	rv := reviewOf(&reviewed{p: p, source: r.source, official: r.official})
+	rv.Installed = cur.version
+	return rv, Widened(cur.decl, hv.decl), nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -83,7 +84,14 @@ func TestUpdateCases(t *testing.T) {
 				if again.Status != StatusHeld {
 					t.Fatalf("second check: %+v", again)
 				}
-				acc, err := e.h.AcceptUpdate(ctx, "demo")
+				rv, widened, err := e.h.HeldReview(ctx, "demo")
+				if err != nil || rv.Version != "2.0.0" || rv.Installed != "1.0.0" || !reflect.DeepEqual(widened, tc.want.Widened) {
+					t.Fatalf("held review = %+v %q, %v", rv, widened, err)
+				}
+				if _, err := e.h.AcceptUpdate(ctx, "demo", "sha256:other"); err == nil || !strings.Contains(err.Error(), "review it again") {
+					t.Fatalf("accept with another hash: %v", err)
+				}
+				acc, err := e.h.AcceptUpdate(ctx, "demo", rv.Hash)
 				if err != nil || acc.Note != "updated to 2.0.0" {
 					t.Fatalf("accept = %+v, %v", acc, err)
 				}
@@ -131,7 +139,7 @@ func TestRollback(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%d versions kept, want 2", n)
 	}
-	if _, err := e.h.AcceptUpdate(ctx, "demo"); !errors.As(err, &c) {
+	if _, err := e.h.AcceptUpdate(ctx, "demo", ""); !errors.As(err, &c) {
 		t.Fatalf("accept without held: %v", err)
 	}
 }

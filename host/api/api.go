@@ -63,6 +63,7 @@ func New(h *host.Host, opts Options) *Server {
 	s.route("GET /v1/plugins/{id}", s.show)
 	s.route("DELETE /v1/plugins/{id}", s.remove)
 	s.route("POST /v1/plugins/{id}/update", s.update)
+	s.route("GET /v1/plugins/{id}/held", s.held)
 	s.route("POST /v1/plugins/{id}/accept", s.accept)
 	s.route("POST /v1/plugins/{id}/rollback", s.rollback)
 	s.route("PUT /v1/plugins/{id}/enabled", s.enabled)
@@ -326,8 +327,30 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) held(w http.ResponseWriter, r *http.Request) error {
+	rv, widened, err := s.h.HeldReview(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	lang := r.URL.Query().Get("lang")
+	if lang == "" {
+		lang = host.LangZh
+	}
+	writeJSON(w, http.StatusOK, struct {
+		reviewReply
+		Widened []string `json:"widened"`
+	}{reviewReply{rv, rv.Sheet(lang)}, widened})
+	return nil
+}
+
 func (s *Server) accept(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.h.AcceptUpdate(r.Context(), r.PathValue("id"))
+	var req struct {
+		Hash string `json:"hash"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	o, err := s.h.AcceptUpdate(r.Context(), r.PathValue("id"), req.Hash)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,8 @@ func TestCommunityPluginOverHTTPS(t *testing.T) {
 		"demo: update to 2.0.0 held for review: new campus service card; new website api.example.com (harness plugins accept demo)\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
 	expect(run(0, "plugins", "show", "demo"), "  held update: 2.0.0: new campus service card; new website api.example.com (harness plugins accept demo)\n")
-	expect(run(0, "plugins", "accept", "demo"), "demo: updated to 2.0.0\n")
+	expect(run(1, "plugins", "accept", "demo"), "demo 1.1.0 → 2.0.0 widens: new campus service card; new website api.example.com\n", "not updated\n")
+	expect(run(0, "plugins", "accept", "--yes", "demo"), "demo: updated to 2.0.0\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v2\"\n")
 
 	expect(run(0, "plugins", "rollback", "demo"), "demo: rolled back to 1.1.0\n")

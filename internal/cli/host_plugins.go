@@ -20,7 +20,7 @@ func init() {
 		{"plugins review", "[--lang zh-Hans|en] [--json] LINK|DIR", "print the review sheet of a plugin: Official or Community, what it can reach, every tool and its effect"},
 		{"plugins install", "[--yes] [--lang zh-Hans|en] LINK|DIR", "show the review sheet and install exactly the reviewed content after confirmation"},
 		{"plugins update", "[--json] [ID]", "check installed plugins for updates: apply unchanged declarations, hold wider ones"},
-		{"plugins accept", "ID", "apply an update that was held because its declarations are wider"},
+		{"plugins accept", "[--yes] [--lang zh-Hans|en] ID", "show the review sheet of a held update (its declarations are wider) and apply it after confirmation"},
 		{"plugins rollback", "ID", "restore the previous version of a plugin"},
 		{"plugins enable", "ID", "let a plugin's tools run again"},
 		{"plugins disable", "ID", "stop a plugin's tools from running"},
@@ -172,7 +172,17 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		}
 		return nil
 	case "accept":
-		o, err := h.AcceptUpdate(ctx, args[0])
+		rv, widened, err := h.HeldReview(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(c.out(), rv.Sheet(c.lang))
+		fmt.Fprintf(c.out(), "\n%s %s → %s widens: %s\n", rv.ID, rv.Installed, rv.Version, strings.Join(widened, "; "))
+		if !c.yes && !confirm(c.env.Stdin, c.out(), "Accept the update?") {
+			fmt.Fprintln(c.out(), "not updated")
+			return errors.New("the update was not accepted")
+		}
+		o, err := h.AcceptUpdate(ctx, args[0], rv.Hash)
 		if err != nil {
 			return err
 		}
