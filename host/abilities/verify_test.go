@@ -332,3 +332,9 @@ func TestVerifyPendingExpires(t *testing.T) {
 	runSteps(t, s, []step{{op: "verify.treeholeSendCode", effect: plugin.EffectWrite, args: `{}`, isErr: true,
 		want: "ability verify.treeholeSendCode: no Treehole check is pending: pass kind (login or course)"}})
 }
+
+func httptestServer(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
