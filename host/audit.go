@@ -28,8 +28,7 @@ type AuditEntry struct {
 // audit writes one entry. A failure to write is logged, not returned: the
 // call's own outcome matters more to the caller.
 func (h *Host) audit(ctx context.Context, req CallRequest, e plugin.Effect, outcome, msg string, d time.Duration) {
-	_, err := h.db.SQL.ExecContext(context.WithoutCancel(ctx), `INSERT INTO audit (at, actor, plugin, tool, effect, outcome, error, duration_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		h.now().UnixMilli(), string(req.Actor), req.Plugin, req.Tool, e.String(), outcome, msg, d.Microseconds())
+	_, err := h.stmtAudit.ExecContext(context.WithoutCancel(ctx), h.now().UnixMilli(), string(req.Actor), req.Plugin, req.Tool, e.String(), outcome, msg, d.Microseconds())
 	if err != nil {
 		slog.Warn("host: audit log", "err", err)
 	}

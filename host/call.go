@@ -3,9 +3,12 @@ package host
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pkuinfo/harness/interp"
@@ -76,11 +79,7 @@ const TaintTTL = time.Hour
 // call, refused or not, is written to the audit log.
 func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	start := time.Now()
-	p, t, err := h.tool(ctx, req.Plugin, req.Tool)
-	if err != nil {
-		return nil, err
-	}
-	modes, err := h.Modes(ctx, req.Plugin)
+	p, t, modes, err := h.tool(ctx, req.Plugin, req.Tool)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +117,7 @@ func (h *Host) Confirm(ctx context.Context, id string, approve bool) (*CallResul
 	}
 	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn}
 	start := time.Now()
-	p, t, err := h.tool(ctx, c.Plugin, c.Tool)
+	p, t, _, err := h.tool(ctx, c.Plugin, c.Tool)
 	if err != nil {
 		return nil, err
 	}
@@ -173,24 +172,44 @@ func (h *Host) tainted(actor Actor, turn string) bool {
 	return ok && h.now().Sub(at) <= TaintTTL
 }
 
-// tool finds an enabled plugin's tool.
-func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plugin.Tool, error) {
-	var enabled bool
-	if err := h.db.SQL.QueryRowContext(ctx, `SELECT enabled FROM plugins WHERE id = ?`, id).Scan(&enabled); err != nil {
-		return nil, nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+// tool finds an enabled plugin's tool and the plugin's permission modes, in
+// one query (this is on every call's path).
+func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plugin.Tool, map[plugin.Effect]Mode, error) {
+	var (
+		enabled   bool
+		seq       int
+		hash, raw string
+	)
+	err := h.stmtTool.QueryRowContext(ctx, id).Scan(&enabled, &seq, &hash, &raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("host: plugin %s: %w", id, err)
 	}
 	if !enabled {
-		return nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s is disabled; enable it first", id)}
+		return nil, nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s is disabled; enable it first", id)}
 	}
-	p, err := h.Plugin(ctx, id)
+	p, err := h.parsed(ctx, id, seq, hash)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	t := p.Tool(name)
 	if t == nil {
-		return nil, nil, &NotFound{What: fmt.Sprintf("plugin %s has no tool %q", id, name)}
+		return nil, nil, nil, &NotFound{What: fmt.Sprintf("plugin %s has no tool %q", id, name)}
 	}
-	return p, t, nil
+	modes := map[plugin.Effect]Mode{}
+	for _, e := range plugin.Effects {
+		modes[e] = ModeAsk // a row lost to a bug never opens a door
+	}
+	for _, kv := range strings.Split(raw, ",") {
+		if e, m, ok := strings.Cut(kv, "="); ok {
+			if eff, err := plugin.ParseEffect(e); err == nil {
+				modes[eff] = Mode(m)
+			}
+		}
+	}
+	return p, t, modes, nil
 }
 
 // run runs an allowed call and records it.

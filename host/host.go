@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -24,6 +25,9 @@ type Host struct {
 	transport http.RoundTripper
 	now       func() time.Time
 	privNet   bool
+
+	// Statements on every call's path, parsed once.
+	stmtTool, stmtAudit *sql.Stmt
 
 	mu      sync.Mutex
 	loaded  map[string]*plugin.Plugin // content hash → parsed plugin
@@ -84,6 +88,16 @@ func New(db *store.DB, opts ...Option) (*Host, error) {
 	}
 	for _, o := range opts {
 		o(h)
+	}
+	var err error
+	if h.stmtTool, err = db.SQL.Prepare(`SELECT p.enabled, v.seq, v.hash,
+		COALESCE((SELECT group_concat(m.effect || '=' || m.mode) FROM modes m WHERE m.plugin = p.id), '')
+		FROM plugins p JOIN plugin_versions v ON v.plugin = p.id AND v.seq = p.current WHERE p.id = ?`); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	if h.stmtAudit, err = db.SQL.Prepare(`INSERT INTO audit (at, actor, plugin, tool, effect, outcome, error, duration_us)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
 	}
 	for _, x := range []any{h.abilities, h.campus} {
 		if b, ok := x.(HostBinder); ok {
