@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/replay"
 )
 
 func init() {
@@ -72,11 +73,12 @@ func toolRun(env *Env) int {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(runErr.Error(), "host: "))
 		return ExitFail
 	}
+	// A failing step is placed as PLUGIN/FILE:LINE:COL, the file inside the installed plugin.
 	if *asJSON {
-		return writeRunJSON(env, "", result, runErr)
+		return writeRunJSON(env, pluginID, result, runErr)
 	}
 	if runErr != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(runErr.Error(), "host: "))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(replay.PlacedError(pluginID, runErr), "host: "))
 		return ExitFail
 	}
 	out, err := expr.ToJSON(result, "  ")
