@@ -16,6 +16,10 @@ func (x *Expr) Check(inScope func(name string) bool) ErrorList {
 		inScope = func(string) bool { return false }
 	}
 	c := checker{x: x, inScope: inScope}
+	if a, ok := x.root.(*arrowNode); ok && !x.fn {
+		// An expression field's value is never a function: only `functions:` bodies are arrows.
+		c.errs.add(a.p, arrowOnlyMsg)
+	}
 	walk(x.root, c.visit)
 	c.errs.Sort()
 	return c.errs

@@ -198,6 +198,7 @@ type Expr struct {
 	root  node
 	env   *Env
 	limit int64 // user functions with a sequence number below limit are visible
+	fn    bool  // the body of a function defined with Define: a top-level arrow is its shape
 }
 
 // Source returns the expression's text.
@@ -276,7 +277,7 @@ func (e *Env) Define(name string, fn *Expr) error {
 	}
 	a = root.(*arrowNode)
 	seq := e.shared.seq.Add(1)
-	body := &Expr{src: fn.src, full: fn.src, root: a, env: e, limit: seq}
+	body := &Expr{src: fn.src, full: fn.src, root: a, env: e, limit: seq, fn: true}
 	f := &Func{name: name, params: a.params, body: a.body, expr: body, noCapture: !containsArrow(a.body)}
 	e.funcs[name] = &userFunc{name: name, seq: seq, fn: f, expr: body}
 	e.order = append(e.order, name)

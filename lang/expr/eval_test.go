@@ -281,6 +281,11 @@ func TestCheck(t *testing.T) {
 		{"({ room })", "1:4: unknown name 'room'"},
 		{"input.map(num)", ""},
 		{"`${x}`", "1:4: unknown name 'x'"},
+		// A whole expression field that is an arrow function is refused when it is checked, not
+		// only when its value reaches a result (only functions: bodies are arrows).
+		{"x => x", "1:1: an arrow function can only be a call argument, as in rows.map(r => r.x), or the body of a function"},
+		{"(a, b) => input", "1:1: an arrow function can only be a call argument, as in rows.map(r => r.x), or the body of a function"},
+		{"input => 1", "1:1: an arrow function can only be a call argument, as in rows.map(r => r.x), or the body of a function"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.src, func(t *testing.T) {
@@ -490,5 +495,24 @@ func TestFormat(t *testing.T) {
 	}
 	if got := expr.Format("x", fmt.Errorf("plain")); got != "plain" {
 		t.Errorf("plain error: %q", got)
+	}
+}
+
+// TestCheckFunctionBodyArrow: a function defined with Define is an arrow by its nature, so
+// checking it does not report the arrow that Check refuses in an expression field.
+func TestCheckFunctionBodyArrow(t *testing.T) {
+	env := stdlib.NewEnv()
+	x, err := env.Parse("(c) => c + 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := x.Check(nil); len(errs) != 1 {
+		t.Fatalf("as an expression field: got %v, want the arrow refused", errs)
+	}
+	if err := env.Define("inc", x); err != nil {
+		t.Fatal(err)
+	}
+	if errs := env.Function("inc").Check(nil); len(errs) != 0 {
+		t.Fatalf("as a function body: got %v, want no error", errs)
 	}
 }

@@ -142,6 +142,9 @@ func (p *parser) isArrowStart() bool {
 	return t.kind == tPunct && t.text == "=>"
 }
 
+// arrowOnlyMsg refuses an arrow function where the language does not allow one (SPEC-DECISIONS §2).
+const arrowOnlyMsg = "an arrow function can only be a call argument, as in rows.map(r => r.x), or the body of a function"
+
 // parseAssign parses an AssignmentExpression: an arrow function (where allowed), or a
 // conditional expression; assignment operators are parsed and reported as not allowed.
 func (p *parser) parseAssign(arrowOK bool) node {
@@ -150,7 +153,7 @@ func (p *parser) parseAssign(arrowOK bool) node {
 	if p.isArrowStart() {
 		a := p.parseArrow()
 		if !arrowOK {
-			p.errorf(a.p, "an arrow function can only be a call argument, as in rows.map(r => r.x), or the body of a function")
+			p.errorf(a.p, arrowOnlyMsg)
 		}
 		return a
 	}
