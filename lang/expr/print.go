@@ -185,12 +185,16 @@ func printNode(b *strings.Builder, n node) {
 		b.WriteByte('(')
 		b.WriteString(strings.Join(n.params, ", "))
 		b.WriteString(") => ")
-		if _, ok := n.body.(*objectNode); ok {
+		// A body whose text starts with '{' would read as a block: an object literal, also one
+		// at the left of an operator or a call (x => ({…}) % 2), goes in parentheses.
+		var body strings.Builder
+		printOperand(&body, n.body, precCond)
+		if strings.HasPrefix(body.String(), "{") {
 			b.WriteByte('(')
-			printNode(b, n.body)
+			b.WriteString(body.String())
 			b.WriteByte(')')
 		} else {
-			printOperand(b, n.body, precCond)
+			b.WriteString(body.String())
 		}
 	case *tmplNode:
 		b.WriteByte('`')
