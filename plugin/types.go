@@ -172,7 +172,7 @@ type Command struct {
 // DefaultMode is one entry of `defaultModes:`: the starting permission mode for an effect.
 type DefaultMode struct {
 	Effect Effect   // the effect the mode applies to
-	Mode   string   // "auto", "ask" or "off"
+	Mode   string   // "auto", "ask" or "deny" ("off" is read as deny)
 	Pos    expr.Pos // position of the mode in PLUGIN.md
 }
 

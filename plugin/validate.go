@@ -58,8 +58,9 @@ var ServerAbilities = []AbilityOp{
 	{Group: "crypto", Op: "randomId", Effect: EffectRead, Summary: "a random identifier"},
 }
 
-// Modes are the permission modes defaultModes may set.
-var Modes = []string{"auto", "ask", "off"}
+// Modes are the permission modes defaultModes may set: auto (run without asking), ask (confirm
+// each call) and deny (refuse); "off" is accepted as another word for deny.
+var Modes = []string{"auto", "ask", "deny", "off"}
 
 // languageNames are bound by the language in every step of a tool or server function
 // (SPEC-DECISIONS §4); a constant or function may not take them. item, index, error, page,
@@ -279,7 +280,7 @@ func (v *validator) manifest() {
 	for _, dm := range m.DefaultModes {
 		path := "defaultModes." + dm.Effect.String()
 		if !contains(Modes, dm.Mode) {
-			v.merr(path, "defaultModes.%s must be auto, ask or off, not %q", dm.Effect, dm.Mode)
+			v.merr(path, "defaultModes.%s must be auto, ask or deny, not %q", dm.Effect, dm.Mode)
 		}
 		seenMode[dm.Effect] = true
 	}
