@@ -2,7 +2,6 @@ package interp_test
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -125,7 +124,6 @@ return: "{ x: x }"
 	if got := toJSON(t, v); got != `{"x":20}` {
 		t.Errorf("got %s", got)
 	}
-	_ = errors.New
 }
 
 func exprToJSON(v any) (string, error) {
