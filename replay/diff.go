@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,8 +19,11 @@ const maxDiffLines = 20
 // Diff explains how got differs from want, one line per difference, each naming the path from
 // the root `$`: `$.rooms[2].seats: got 40, want 50`, `$.rooms: got 3 items, want 4`,
 // `$.extra: got 1, not expected`, `$.name: missing, want "一教"`. Object keys are compared
-// regardless of order. It returns nil when the two values are equal by expr.Equal.
+// regardless of order. Both sides are compared as the JSON a result is written as (SPEC-DECISIONS
+// §1): NaN and ±Infinity are null, so `expect: null` matches a result of 0/0. It returns nil when
+// the two values are then equal by expr.Equal.
 func Diff(got, want any) []string {
+	got, want = asJSON(got), asJSON(want)
 	if expr.Equal(got, want) {
 		return nil
 	}
@@ -38,6 +42,66 @@ func Diff(got, want any) []string {
 		lines = append(lines[:maxDiffLines], more)
 	}
 	return lines
+}
+
+// asJSON returns v with every NaN and ±Infinity replaced by null, as the result's JSON writes
+// them; v itself is never changed, and is returned as it is when it holds none.
+func asJSON(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+	case []any:
+		var out []any
+		for i, el := range x {
+			if n := asJSON(el); out != nil || !sameValue(n, el) {
+				if out == nil {
+					out = append(make([]any, 0, len(x)), x[:i]...)
+				}
+				out = append(out, n)
+			}
+		}
+		if out != nil {
+			return out
+		}
+	case *expr.Object:
+		var out *expr.Object
+		for i, k := range x.Keys() {
+			el, _ := x.Get(k)
+			n := asJSON(el)
+			if out == nil && !sameValue(n, el) {
+				out = expr.NewObject(x.Len())
+				for _, k0 := range x.Keys()[:i] {
+					v0, _ := x.Get(k0)
+					out.Set(k0, v0)
+				}
+			}
+			if out != nil {
+				out.Set(k, n)
+			}
+		}
+		if out != nil {
+			return out
+		}
+	}
+	return v
+}
+
+// sameValue reports whether asJSON left a value as it was: a changed number became nil, a changed
+// list or object is a new one.
+func sameValue(n, old any) bool {
+	switch o := old.(type) {
+	case float64:
+		return n != nil
+	case []any:
+		m, ok := n.([]any)
+		return ok && len(m) == len(o) && (len(o) == 0 || &m[0] == &o[0])
+	case *expr.Object:
+		m, ok := n.(*expr.Object)
+		return ok && m == o
+	}
+	return true
 }
 
 func diffAt(lines *[]string, at string, got, want any) {

@@ -89,3 +89,31 @@ func TestShow(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffNaNIsNull: a result is written as JSON, where NaN and ±Infinity are null (SPEC-DECISIONS
+// §1), so `expect: null` matches them, `.nan` still does, and the values compared are not changed.
+func TestDiffNaNIsNull(t *testing.T) {
+	obj := expr.NewObject(3)
+	obj.Set("ok", 1.0)
+	obj.Set("nan", math.NaN())
+	obj.Set("list", []any{1.0, math.Inf(1), []any{math.Inf(-1)}})
+	want := mustJSON(t, `{"ok":1,"nan":null,"list":[1,null,[null]]}`)
+	if d := Diff(obj, want); d != nil {
+		t.Errorf("NaN and Infinity against null: %q", d)
+	}
+	if d := Diff(math.NaN(), math.NaN()); d != nil {
+		t.Errorf("NaN against .nan: %q", d)
+	}
+	if d := Diff(math.NaN(), 0.0); len(d) != 1 || d[0] != "$: got null (null), want 0 (number)" {
+		t.Errorf("NaN against 0: %q", d)
+	}
+	if v, _ := obj.Get("nan"); !math.IsNaN(v.(float64)) {
+		t.Errorf("Diff changed its argument: nan is %v", v)
+	}
+	if v, _ := obj.Get("list"); !math.IsInf(v.([]any)[1].(float64), 1) {
+		t.Errorf("Diff changed its argument: list is %v", v)
+	}
+	if d := Diff(mustJSON(t, `{"a":[1,2]}`), mustJSON(t, `{"a":[1,3]}`)); len(d) != 1 || d[0] != "$.a[1]: got 2, want 3" {
+		t.Errorf("plain values: %q", d)
+	}
+}
