@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -35,13 +36,17 @@ type Invalid struct {
 	Diagnostics []plugin.Diagnostic
 }
 
-// Error lists the first diagnostics, one per line.
+// Error lists the first diagnostics, one per line, as FILE:LINE:COL:
+// message; for a local folder FILE includes the folder.
 func (e *Invalid) Error() string {
 	s := fmt.Sprintf("host: %s does not validate:", e.Source)
 	for i, d := range e.Diagnostics {
 		if i == 10 {
 			s += fmt.Sprintf("\n  … and %d more", len(e.Diagnostics)-10)
 			break
+		}
+		if filepath.IsAbs(e.Source) {
+			d.File = filepath.Join(e.Source, d.File)
 		}
 		s += "\n  " + d.String()
 	}

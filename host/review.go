@@ -137,7 +137,7 @@ func (h *Host) fetch(ctx context.Context, src string) (*reviewed, error) {
 		return nil, fmt.Errorf("host: %s: %w", src, err)
 	}
 	if plugin.HasErrors(diags) {
-		return nil, &Invalid{Source: src, Diagnostics: errorsOnly(diags)}
+		return nil, &Invalid{Source: source, Diagnostics: errorsOnly(diags)}
 	}
 	return &reviewed{p: p, source: source, official: official, at: h.now()}, nil
 }
