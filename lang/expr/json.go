@@ -353,7 +353,7 @@ func (e *jsonEncoder) newline(depth int) {
 
 func (e *jsonEncoder) value(v any, depth int, path string) error {
 	if depth > maxJSONDepth {
-		return fmt.Errorf("%s: nested more than %d levels", pathOrRoot(path), maxJSONDepth)
+		return fmt.Errorf("%s: nested more than %d levels", shortPath(path), maxJSONDepth)
 	}
 	switch x := v.(type) {
 	case nil:
@@ -420,6 +420,23 @@ func (e *jsonEncoder) value(v any, depth int, path string) error {
 		return e.value(g, depth, path)
 	}
 	return nil
+}
+
+// shortPath is pathOrRoot cut to its first and last characters when it is long, as the path of
+// a value nested hundreds of levels deep is ("[0][0]…[0]").
+func shortPath(p string) string {
+	const head, tail = 40, 40
+	if len(p) <= head+tail+1 {
+		return pathOrRoot(p)
+	}
+	i, j := head, len(p)-tail
+	for i > 0 && !utf8.RuneStart(p[i]) {
+		i--
+	}
+	for j < len(p) && !utf8.RuneStart(p[j]) {
+		j++
+	}
+	return p[:i] + "…" + p[j:]
 }
 
 func pathOrRoot(p string) string {

@@ -363,3 +363,22 @@ func TestObjectCopiesAndFuncs(t *testing.T) {
 		t.Errorf("EqualCount = %v, %d", eq, n)
 	}
 }
+
+// TestToJSONDeepPathIsShort: a value nested past the limit is refused with a path cut short, not
+// one "[0]" per level.
+func TestToJSONDeepPathIsShort(t *testing.T) {
+	var v any = 1.0
+	for i := 0; i < 600; i++ {
+		v = []any{v}
+	}
+	_, err := expr.ToJSON(v, "")
+	want := strings.Repeat("[0]", 13) + "[…" + strings.Repeat("[0]", 13) + "[0]: nested more than 512 levels"
+	if err == nil || len(err.Error()) > 200 || !strings.HasSuffix(err.Error(), "]: nested more than 512 levels") || !strings.Contains(err.Error(), "…") {
+		t.Errorf("err = %v, want something like %s", err, want)
+	}
+	o := expr.NewObject(1)
+	o.Set("a", v)
+	if _, err := expr.ToJSON(o, ""); err == nil || !strings.HasPrefix(err.Error(), "a[0][0]") {
+		t.Errorf("err = %v, want it to start with the path a[0][0]", err)
+	}
+}
