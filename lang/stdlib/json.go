@@ -2,6 +2,7 @@ package stdlib
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -28,7 +29,12 @@ func fnJSON(c *expr.Call, args []any) (any, error) {
 	if err := c.Charge(kilo(len(s))); err != nil {
 		return nil, err
 	}
-	return expr.FromJSON([]byte(strings.TrimPrefix(s, "\ufeff")))
+	v, err := expr.FromJSON([]byte(strings.TrimPrefix(s, "\ufeff")))
+	if err != nil {
+		// The call already names json: "json: 1:2: …", not "json: json: 1:2: …".
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return v, nil
 }
 
 // fnToJSON is toJson(v, indent?): JSON text; indent is a number of spaces (0–10) or a string.

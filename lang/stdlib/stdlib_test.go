@@ -253,7 +253,7 @@ func TestJSONText(t *testing.T) {
 	runLib(t, []libCase{
 		{"json('{\"z\": 1, \"a\": [true, null]}')", `{"z":1,"a":[true,null]}`},
 		{"json('\\ufeff[1]')", "[1]"},
-		{"json('{\"a\": }')", "error: 1:1: json: json: 1:7: unexpected '}'"},
+		{"json('{\"a\": }')", "error: 1:1: json: 1:7: unexpected '}'"},
 		{"toJson({a: [1, 'x'], b: null})", `"{\"a\":[1,\"x\"],\"b\":null}"`},
 		{"toJson({a: [1]}, 2)", `"{\n  \"a\": [\n    1\n  ]\n}"`}, {"toJson([1], '\\t')", `"[\n\t1\n]"`},
 		{"toJson(html('<p>x</p>'))", "error: 1:1: toJson: result: an HTML node cannot be part of a result; use htmlText(...) or attr(...) to read text from it"},
