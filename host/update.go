@@ -96,9 +96,12 @@ func (h *Host) offer(ctx context.Context, id string, nr *reviewed) (*UpdateOutco
 			return err
 		}
 		if nr.p.Hash == cur.hash {
+			// The source is back to what runs: a held update it withdrew is dropped.
 			out.Status, out.To = StatusCurrent, ""
-			_, err := tx.ExecContext(ctx, `UPDATE plugins SET checked_at = ? WHERE id = ?`, now, id)
-			return err
+			if _, err := tx.ExecContext(ctx, `UPDATE plugins SET checked_at = ?, held = NULL WHERE id = ?`, now, id); err != nil {
+				return fmt.Errorf("host: update %s: %w", id, err)
+			}
+			return prune(ctx, tx, id)
 		}
 		widened := Widened(cur.decl, DeclarationsOf(nr.p))
 		if len(widened) > 0 {

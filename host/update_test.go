@@ -84,6 +84,18 @@ func TestUpdateCases(t *testing.T) {
 				if again.Status != StatusHeld {
 					t.Fatalf("second check: %+v", again)
 				}
+				// The author withdraws the wider version: the held update goes.
+				e.site.set(demo("1.0.0"))
+				if o, _ := e.h.Update(ctx, "demo"); o.Status != StatusCurrent {
+					t.Fatalf("withdrawn: %+v", o)
+				}
+				if in, _ := e.h.Show(ctx, "demo"); in.Held != nil {
+					t.Fatalf("a withdrawn update is still held: %+v", in.Held)
+				}
+				e.site.set(tc.next)
+				if o, _ := e.h.Update(ctx, "demo"); o.Status != StatusHeld {
+					t.Fatalf("held again: %+v", o)
+				}
 				rv, widened, err := e.h.HeldReview(ctx, "demo")
 				if err != nil || rv.Version != "2.0.0" || rv.Installed != "1.0.0" || !reflect.DeepEqual(widened, tc.want.Widened) {
 					t.Fatalf("held review = %+v %q, %v", rv, widened, err)
