@@ -157,3 +157,18 @@ func TestRemoteThroughServer(t *testing.T) {
 		}
 	}
 }
+
+// TestSheet: the review sheet of demo-canteen is the golden file.
+func TestSheet(t *testing.T) {
+	url := demoCanteen(t)
+	srv, err := (&RemoteClient{URL: url, Token: canteen.DemoToken}).Describe(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.URL = "http://127.0.0.1:8787/mcp" // the test server's port changes
+	var b strings.Builder
+	if err := WriteSheet(&b, srv, true); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sheet.golden", []byte(b.String()))
+}
