@@ -133,7 +133,8 @@ type scope struct {
 	names  map[string]any
 }
 
-func (s *scope) child() *scope { return &scope{parent: s, tc: s.tc, names: map[string]any{}} }
+// child returns a scope over s; its map is made on the first binding.
+func (s *scope) child() *scope { return &scope{parent: s, tc: s.tc} }
 
 // Lookup implements expr.Vars.
 func (s *scope) Lookup(name string) (any, bool) {
@@ -167,6 +168,9 @@ func (s *scope) Lookup(name string) (any, bool) {
 
 func (s *scope) set(name string, v any) {
 	if name != "" {
+		if s.names == nil {
+			s.names = make(map[string]any, 4)
+		}
 		s.names[name] = v
 	}
 }
@@ -175,7 +179,7 @@ func (s *scope) set(name string, v any) {
 func (s *scope) merge(c *scope, skip string) {
 	for k, v := range c.names {
 		if k != skip {
-			s.names[k] = v
+			s.set(k, v)
 		}
 	}
 }
@@ -198,7 +202,7 @@ func (r *run) callTool(ctx context.Context, t *plugin.Tool, input any, depth int
 	if t.Return == nil {
 		return nil, nil
 	}
-	v, err := t.Return.Eval(ctx, s, r.budget)
+	v, err := r.eval(ctx, s, t.Return)
 	if err != nil {
 		return nil, placeErr(ctx, err, t.File, t.Return.Pos, "return")
 	}
@@ -291,7 +295,19 @@ func (r *run) eval(ctx context.Context, s expr.Vars, f *plugin.ExprField) (any, 
 	if f == nil {
 		return nil, nil
 	}
-	return f.Eval(ctx, s, r.budget)
+	if f.Expr == nil {
+		return f.Eval(ctx, s, r.budget) // the field's own "did not parse" error
+	}
+	// Evaluate directly and place only a failure: the common path allocates nothing here.
+	v, err := f.Expr.Eval(ctx, s, r.budget)
+	if err != nil {
+		var re *expr.RuntimeError
+		if errors.As(err, &re) {
+			return nil, &plugin.EvalError{File: f.File, Pos: f.FilePos(re.Pos), Kind: re.Kind, Msg: re.Msg, Err: err}
+		}
+		return nil, err
+	}
+	return v, nil
 }
 
 // render renders a template field in s.
@@ -299,7 +315,18 @@ func (r *run) render(ctx context.Context, s expr.Vars, f *plugin.TemplateField) 
 	if f == nil {
 		return nil, nil
 	}
-	return f.Render(ctx, s, r.budget)
+	if f.Tmpl == nil {
+		return f.Render(ctx, s, r.budget)
+	}
+	v, err := f.Tmpl.Render(ctx, s, r.budget)
+	if err != nil {
+		var re *expr.RuntimeError
+		if errors.As(err, &re) {
+			return nil, &plugin.EvalError{File: f.File, Pos: f.FilePos(re.Pos), Kind: re.Kind, Msg: re.Msg, Err: err}
+		}
+		return nil, err
+	}
+	return v, nil
 }
 
 // renderText renders a template field to a string (SPEC-DECISIONS §3).
