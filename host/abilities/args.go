@@ -106,12 +106,15 @@ func (a *args) integer(key string, lo, hi int64) (n int64, ok bool, err error) {
 	return int64(f), true, nil
 }
 
+// maxDuration is the longest duration parseDuration accepts.
+const maxDuration = 366 * 24 * time.Hour
+
 // parseDuration reads "30s", "10m", "2h", "1d" or a number of seconds
 // (SPEC-DECISIONS §6 durations).
 func parseDuration(v any) (time.Duration, error) {
 	switch x := v.(type) {
 	case float64:
-		if x <= 0 || x != math.Trunc(x) || x > 366*24*3600 {
+		if x <= 0 || x != math.Trunc(x) || x > float64(maxDuration/time.Second) {
 			return 0, fmt.Errorf("%s is not a whole number of seconds between 1 and a year", expr.FormatNumber(x))
 		}
 		return time.Duration(x) * time.Second, nil
@@ -121,12 +124,13 @@ func parseDuration(v any) (time.Duration, error) {
 			unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour}[s[len(s)-1]]
 			var n int64
 			if unit > 0 {
-				if _, err := fmt.Sscanf(s[:len(s)-1], "%d", &n); err == nil && fmt.Sprint(n) == s[:len(s)-1] && n > 0 && n <= 366*24*3600 {
+				if _, err := fmt.Sscanf(s[:len(s)-1], "%d", &n); err == nil && fmt.Sprint(n) == s[:len(s)-1] &&
+					n > 0 && n <= int64(maxDuration/unit) {
 					return time.Duration(n) * unit, nil
 				}
 			}
 		}
-		return 0, fmt.Errorf("%q is not a duration such as 30s, 10m, 2h or 1d", x)
+		return 0, fmt.Errorf("%q is not a duration such as 30s, 10m, 2h or 1d (at most 366d)", x)
 	}
 	return 0, fmt.Errorf("a duration must be a string such as 30m or a number of seconds, not %s", expr.TypeOf(v))
 }
