@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -172,4 +173,29 @@ func BenchmarkServeReady(b *testing.B) {
 			serve(b, data)
 		}
 	})
+}
+
+func TestServeUsage(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	data := t.TempDir()
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"extra"}, ExitUsage, `harness serve: unexpected argument "extra"`},
+		{[]string{"--addr", "nocolon"}, ExitUsage, `harness serve: --addr "nocolon": address nocolon: missing port in address`},
+		{[]string{"--addr", busy.Addr().String()}, ExitFail, "address already in use (is another harness serve running? pick another port with --addr)"},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		code := Serve(context.Background(), &Env{Args: append([]string{"--data", data}, tc.args...), Stdout: &out, Stderr: &errb}, nil)
+		if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.want)
+		}
+	}
 }

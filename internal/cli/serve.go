@@ -56,6 +56,11 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		fmt.Fprintf(env.Stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
 		return ExitUsage
 	}
+	hostName, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: --addr %q: %v\n", name, *addr, err)
+		return ExitUsage
+	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
 	h, db, err := openHost(ctx, &hf)
 	if err != nil {
@@ -63,11 +68,6 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		return ExitFail
 	}
 	defer db.Close()
-	hostName, _, err := net.SplitHostPort(*addr)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: --addr %q: %v\n", name, *addr, err)
-		return ExitUsage
-	}
 	opts := api.Options{Log: log}
 	if ip := net.ParseIP(hostName); hostName != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		fmt.Fprintf(env.Stderr, "%s: warning: %s is not a loopback address and the API has no authentication\n", name, hostName)
@@ -84,7 +84,11 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		hint := ""
+		if errors.Is(err, syscall.EADDRINUSE) {
+			hint = " (is another harness serve running? pick another port with --addr)"
+		}
+		fmt.Fprintf(env.Stderr, "%s: %v%s\n", name, err, hint)
 		return ExitFail
 	}
 	hs := &http.Server{
