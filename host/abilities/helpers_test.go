@@ -48,7 +48,7 @@ func (c *clock) now() time.Time { return c.t }
 
 var t0 = time.Date(2030, 3, 4, 9, 30, 0, 0, time.UTC) // a Monday, 17:30 in Beijing
 
-func openDB(t *testing.T) *store.DB {
+func openDB(t testing.TB) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
@@ -69,6 +69,21 @@ func newTestSet(t *testing.T, opts ...Option) (*Set, *clock) {
 	}
 	opts = append([]Option{WithPlugins(ps), WithClock(clk.now)}, opts...)
 	return New(openDB(t), opts...), clk
+}
+
+// newBenchSet is newTestSet for benchmarks.
+func newBenchSet(b *testing.B) (*Set, *clock) {
+	clk := &clock{t: t0}
+	ps := fakePlugins{"p": fakePlugin("p", []string{"treehole"}, allGroups(), "a")}
+	return New(openDB(b), WithPlugins(ps), WithClock(clk.now)), clk
+}
+
+func mustJSON(tb testing.TB, s string) any {
+	v, err := expr.FromJSON([]byte(s))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
 }
 
 // do calls name ("group.op") as plugin with a tool of effect, args given
