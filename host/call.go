@@ -27,7 +27,10 @@ type CallRequest struct {
 	Input any
 	// Turn identifies the agent's turn, for taint: after an untrusted
 	// result in a turn, the agent's later write, money and public calls in
-	// the same turn need confirmation. "" is a turn of its own per call.
+	// the same turn need confirmation. Calls without a turn ("") share one
+	// turn, so a client that sends none is not left unprotected: after an
+	// untrusted result its writes need confirmation until EndTurn("") or
+	// TaintTTL.
 	Turn string
 }
 
@@ -163,7 +166,7 @@ func (h *Host) sweep() {
 }
 
 func (h *Host) tainted(actor Actor, turn string) bool {
-	if actor != ActorAgent || turn == "" {
+	if actor != ActorAgent {
 		return false
 	}
 	h.mu.Lock()
@@ -225,7 +228,7 @@ func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *pl
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
 		return nil, err
 	}
-	if t.Untrusted && req.Actor == ActorAgent && req.Turn != "" {
+	if t.Untrusted && req.Actor == ActorAgent {
 		h.mu.Lock()
 		h.taint[req.Turn] = h.now()
 		h.mu.Unlock()

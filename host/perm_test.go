@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -171,6 +172,15 @@ func TestTaint(t *testing.T) {
 	e.h.EndTurn("turn-1")
 	if res := call(ActorAgent, "note", "turn-1"); res.Confirmation != nil {
 		t.Fatal("taint outlived EndTurn")
+	}
+	// Calls without a turn share one.
+	call(ActorAgent, "posts", "")
+	if res := call(ActorAgent, "note", ""); res.Confirmation == nil {
+		t.Fatal("a turnless write after a turnless untrusted result ran")
+	}
+	e.clock.add(TaintTTL + time.Second)
+	if res := call(ActorAgent, "note", ""); res.Confirmation != nil {
+		t.Fatal("taint outlived TaintTTL")
 	}
 }
 
