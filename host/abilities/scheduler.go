@@ -42,7 +42,7 @@ CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule, id);`})
 
 // Limits of the scheduler group.
 const (
-	MaxSchedulesPerPlugin = 50
+	MaxSchedulesPerPlugin = 50               // schedules one plugin may keep
 	MinEvery              = 15 * time.Minute // the shortest repeat
 	KeptRuns              = 20               // results kept per schedule
 	maxDuePerTick         = 20               // schedules RunDue starts at once

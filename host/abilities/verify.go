@@ -29,7 +29,6 @@ CREATE TABLE verify_pending (
 
 // Treehole's envelope codes and endpoints (pku-services.md §5.3–§5.5).
 const (
-	thOK           = 20000
 	thNeedSMS      = 40002 // the login SMS check
 	thNeedCourse   = 40077 // the course token
 	thSendLogin    = "/chapi/api/jwt_send_msg"

@@ -14,6 +14,7 @@ import (
 // no session for (issue 4 "Campus client").
 type NotSignedInError struct{ Service string }
 
+// Error returns "not signed in to SERVICE: run harness campus login SERVICE".
 func (e *NotSignedInError) Error() string {
 	return fmt.Sprintf("not signed in to %s: run harness campus login %s", e.Service, e.Service)
 }
