@@ -63,3 +63,30 @@ func (h *Host) Audit(ctx context.Context, pluginID string, limit int) ([]AuditEn
 	}
 	return out, rows.Err()
 }
+
+// Retention of Housekeeping.
+const (
+	// AuditRetention is how long audit entries are kept.
+	AuditRetention = 90 * 24 * time.Hour
+	// StaleKVRetention is how long an expired KV entry is kept for `cache`
+	// staleOnError after it expired (SPEC-DECISIONS §10 keeps it until it is
+	// overwritten; a host may drop it later, interp/kvstore.PurgeExpired).
+	StaleKVRetention = 7 * 24 * time.Hour
+)
+
+// Housekeeping drops audit entries older than AuditRetention and KV
+// entries that expired more than StaleKVRetention ago; `harness serve` runs
+// it at start. It returns how many rows of each it removed.
+func (h *Host) Housekeeping(ctx context.Context) (audit, kv int, err error) {
+	now := h.now()
+	res, err := h.db.SQL.ExecContext(ctx, `DELETE FROM audit WHERE at < ?`, now.Add(-AuditRetention).UnixMilli())
+	if err != nil {
+		return 0, 0, fmt.Errorf("host: housekeeping: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	kv, err = h.db.KV().PurgeExpired(ctx, now.Add(-StaleKVRetention))
+	if err != nil {
+		return int(n), 0, fmt.Errorf("host: housekeeping: %w", err)
+	}
+	return int(n), kv, nil
+}

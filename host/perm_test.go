@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -211,4 +212,27 @@ func TestUserOnly(t *testing.T) {
 		t.Fatalf("agent tools: %s", got)
 	}
 	golden(t, "agent_tools.golden", fmt.Sprintf("%s\n", mustMarshal(t, tools)))
+}
+
+func TestHousekeeping(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	ctx := context.Background()
+	e.install(t, link)
+	e.h.RunTool(ctx, ActorUser, "demo", "note", mustJSON(t, `{"text":"old"}`))
+	e.db.KV().Set(ctx, "demo", "stale", interp.Entry{Value: "x", Expires: e.clock.now().Add(time.Hour)})
+	e.clock.add(8 * 24 * time.Hour)
+	e.h.RunTool(ctx, ActorUser, "demo", "hello", nil)
+	if a, kv, err := e.h.Housekeeping(ctx); a != 0 || kv != 1 || err != nil {
+		t.Fatalf("after 8 days: %d audit, %d kv, %v; want 0, 1", a, kv, err)
+	}
+	e.clock.add(85 * 24 * time.Hour)
+	if a, kv, err := e.h.Housekeeping(ctx); a != 1 || kv != 0 || err != nil {
+		t.Fatalf("after 93 days: %d audit, %d kv, %v; want 1, 0", a, kv, err)
+	}
+	if got := auditOutcomes(t, e); got != "user hello ok" {
+		t.Fatalf("audit kept %q", got)
+	}
+	if _, ok, _ := e.db.KV().Get(ctx, "demo", "note"); !ok {
+		t.Fatal("housekeeping dropped a KV entry that never expires")
+	}
 }

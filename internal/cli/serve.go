@@ -38,7 +38,8 @@ func init() {
 // installs the bundled official plugins on first start, listens, prints
 // `harness serve: listening on http://ADDR (data DIR)`, then checks for
 // plugin updates in the background (at most once a day per plugin, seed
-// 004 "Updates") and runs the ServeSetups (the scheduler). ready, when not
+// 004 "Updates"), drops old audit entries and long-expired KV entries
+// (Host.Housekeeping), and runs the ServeSetups (the scheduler). ready, when not
 // nil, receives the address once the server accepts connections. Exit codes:
 // 0 after a clean stop, 1 when it cannot start, 2 on bad flags.
 func Serve(ctx context.Context, env *Env, ready chan<- string) int {
@@ -104,6 +105,13 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
+	go func() {
+		if a, kv, err := h.Housekeeping(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("housekeeping", "err", err)
+		} else if a+kv > 0 {
+			log.Info("housekeeping", "audit entries dropped", a, "expired kv entries dropped", kv)
+		}
+	}()
 	if !*noUpdate {
 		go func() {
 			outs, err := h.AutoUpdate(ctx)
