@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -105,15 +106,18 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	go func() {
+	// Background work ends with ctx and is waited for before the database closes.
+	var bg sync.WaitGroup
+	defer bg.Wait()
+	bg.Go(func() {
 		if a, kv, err := h.Housekeeping(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("housekeeping", "err", err)
 		} else if a+kv > 0 {
 			log.Info("housekeeping", "audit entries dropped", a, "expired kv entries dropped", kv)
 		}
-	}()
+	})
 	if !*noUpdate {
-		go func() {
+		bg.Go(func() {
 			outs, err := h.AutoUpdate(ctx)
 			if err != nil && ctx.Err() == nil {
 				log.Warn("update check", "err", err)
@@ -123,7 +127,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 					log.Info("update check", "plugin", o.ID, "result", describe(o))
 				}
 			}
-		}()
+		})
 	}
 	select {
 	case err := <-done:
