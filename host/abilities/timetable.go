@@ -123,34 +123,12 @@ func (s *Set) timetableGet(ctx context.Context, c *call) (any, error) {
 	if err := c.args.only("weekday"); err != nil {
 		return nil, err
 	}
-	wd, ok, err := c.args.integer("weekday", 1, 7)
+	wd, _, err := c.args.integer("weekday", 1, 7)
 	if err != nil {
 		return nil, err
 	}
-	q := `SELECT entry FROM timetable`
-	var qa []any
-	if ok {
-		q += ` WHERE weekday = ?`
-		qa = append(qa, wd)
-	}
-	rows, err := s.db.SQL.QueryContext(ctx, q+` ORDER BY weekday, start, plugin, id`, qa...)
+	entries, err := Timetable(ctx, s.db, int(wd))
 	if err != nil {
-		return nil, fmt.Errorf("timetable: %w", err)
-	}
-	defer rows.Close()
-	entries := []any{}
-	for rows.Next() {
-		var js string
-		if err := rows.Scan(&js); err != nil {
-			return nil, err
-		}
-		v, err := expr.FromJSON([]byte(js))
-		if err != nil {
-			return nil, fmt.Errorf("timetable: stored entry: %w", err)
-		}
-		entries = append(entries, v)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	return obj("entries", entries), nil
@@ -259,4 +237,34 @@ func (s *Set) timetableRemove(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return obj("removed", float64(n)), nil
+}
+
+// Timetable returns the user's timetable entries (expr objects, the shape
+// of timetable.get) by weekday and start time; weekday 1–7 picks one day, 0
+// every day.
+func Timetable(ctx context.Context, db *store.DB, weekday int) ([]any, error) {
+	q := `SELECT entry FROM timetable`
+	var qa []any
+	if weekday != 0 {
+		q += ` WHERE weekday = ?`
+		qa = append(qa, weekday)
+	}
+	rows, err := db.SQL.QueryContext(ctx, q+` ORDER BY weekday, start, plugin, id`, qa...)
+	if err != nil {
+		return nil, fmt.Errorf("timetable: %w", err)
+	}
+	defer rows.Close()
+	entries := []any{}
+	for rows.Next() {
+		var js string
+		if err := rows.Scan(&js); err != nil {
+			return nil, err
+		}
+		v, err := expr.FromJSON([]byte(js))
+		if err != nil {
+			return nil, fmt.Errorf("timetable: stored entry: %w", err)
+		}
+		entries = append(entries, v)
+	}
+	return entries, rows.Err()
 }

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkuinfo/harness/host/abilities"
 	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // The campus, otp, todos and schedules routes that host_campus.go and
@@ -26,6 +30,11 @@ func TestAbilityRoutes(t *testing.T) {
 		if err := s(ctx, h, srv); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// One timetable entry, written as a plugin would (no declarations checked here).
+	entry, _ := expr.FromJSON([]byte(`{"entries":[{"id":"m","title":"高等数学","weekday":2,"start":"08:00","end":"09:50"}]}`))
+	if _, err := abilities.New(db).Call(ctx, interp.AbilityCall{Plugin: "x", Tool: "t", Group: "timetable", Op: "upsert", Args: entry, ToolEffect: plugin.EffectWrite}); err != nil {
+		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -46,6 +55,9 @@ func TestAbilityRoutes(t *testing.T) {
 		{"DELETE", "/v1/campus/treehole", "", 200, `{"service":"treehole","signedIn":false}`},
 		{"GET", "/v1/todos", "", 200, `{"hasMore":false,"items":[]}`},
 		{"GET", "/v1/schedules", "", 200, `{"items":[]}`},
+		{"GET", "/v1/timetable", "", 200, `{"entries":[{"id":"m","title":"高等数学","weekday":2,"start":"08:00","end":"09:50","location":null,"teacher":null,"note":null,"weeks":[],"source":"x"}]}`},
+		{"GET", "/v1/timetable?weekday=3", "", 200, `{"entries":[]}`},
+		{"GET", "/v1/timetable?weekday=8", "", 400, `{"error":{"code":"bad_request","message":"weekday \"8\": want 1 (Monday) to 7"}}`},
 		{"GET", "/v1/schedules/7/runs", "", 404, `{"error":{"code":"not_found","message":"no schedule 7"}}`},
 		{"GET", "/v1/schedules/x/runs", "", 400, `{"error":{"code":"bad_request","message":"schedule id \"x\" is not a number"}}`},
 	}

@@ -203,6 +203,25 @@ func abilityServe(ctx context.Context, h *host.Host, srv *api.Server) error {
 		}
 		return writeAPIJSON(w, http.StatusOK, map[string]any{"items": out, "hasMore": more})
 	})
+	srv.HandleFunc("GET /v1/timetable", func(w http.ResponseWriter, r *http.Request) error {
+		wd := 0
+		if q := r.URL.Query().Get("weekday"); q != "" {
+			n, err := strconv.Atoi(q)
+			if err != nil || n < 1 || n > 7 {
+				return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: fmt.Sprintf("weekday %q: want 1 (Monday) to 7", q)}
+			}
+			wd = n
+		}
+		entries, err := abilities.Timetable(r.Context(), db, wd)
+		if err != nil {
+			return err
+		}
+		b, err := expr.ToJSON(entries, "")
+		if err != nil {
+			return err
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"entries": json.RawMessage(b)})
+	})
 	srv.HandleFunc("GET /v1/schedules", func(w http.ResponseWriter, r *http.Request) error {
 		ss, err := set.Scheduler().List(r.Context(), r.URL.Query().Get("plugin"))
 		if err != nil {
