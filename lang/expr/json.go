@@ -409,13 +409,13 @@ func (e *jsonEncoder) value(v any, depth int, path string) error {
 		e.newline(depth)
 		e.buf = append(e.buf, '}')
 	case *Node:
-		return fmt.Errorf("%s: %w", pathOrRoot(path), ErrNodeInJSON)
+		return fmt.Errorf("%s%w", pathPrefix(path), ErrNodeInJSON)
 	case *Func:
-		return fmt.Errorf("%s: a function cannot be part of a result; call it instead", pathOrRoot(path))
+		return fmt.Errorf("%sa function cannot be part of a result; call it instead", pathPrefix(path))
 	default:
 		g, err := FromGo(v)
 		if err != nil {
-			return fmt.Errorf("%s: %v", pathOrRoot(path), err)
+			return fmt.Errorf("%s%v", pathPrefix(path), err)
 		}
 		return e.value(g, depth, path)
 	}
@@ -437,6 +437,15 @@ func shortPath(p string) string {
 		j++
 	}
 	return p[:i] + "…" + p[j:]
+}
+
+// pathPrefix is "PATH: " for a value inside the one being written, and nothing for the value
+// itself: the caller names that ("result: an HTML node …", "toJson: an HTML node …").
+func pathPrefix(p string) string {
+	if p == "" {
+		return ""
+	}
+	return p + ": "
 }
 
 func pathOrRoot(p string) string {

@@ -382,3 +382,15 @@ func TestToJSONDeepPathIsShort(t *testing.T) {
 		t.Errorf("err = %v, want it to start with the path a[0][0]", err)
 	}
 }
+
+// TestToJSONRootMessage: a node or function that is the whole value is refused without a path,
+// so that the caller's own prefix is not doubled ("result: result: …").
+func TestToJSONRootMessage(t *testing.T) {
+	doc, _ := html.Parse(strings.NewReader("<p>x</p>"))
+	if _, err := expr.ToJSON(&expr.Node{N: doc}, ""); err == nil || !strings.HasPrefix(err.Error(), "an HTML node cannot be part of a result") || !errors.Is(err, expr.ErrNodeInJSON) {
+		t.Errorf("node: err = %v", err)
+	}
+	if _, err := expr.ToJSON([]any{&expr.Node{N: doc}}, ""); err == nil || !strings.HasPrefix(err.Error(), "[0]: an HTML node") {
+		t.Errorf("node in a list: err = %v", err)
+	}
+}

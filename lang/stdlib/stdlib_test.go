@@ -256,7 +256,7 @@ func TestJSONText(t *testing.T) {
 		{"json('{\"a\": }')", "error: 1:1: json: 1:7: unexpected '}'"},
 		{"toJson({a: [1, 'x'], b: null})", `"{\"a\":[1,\"x\"],\"b\":null}"`},
 		{"toJson({a: [1]}, 2)", `"{\n  \"a\": [\n    1\n  ]\n}"`}, {"toJson([1], '\\t')", `"[\n\t1\n]"`},
-		{"toJson(html('<p>x</p>'))", "error: 1:1: toJson: result: an HTML node cannot be part of a result; use htmlText(...) or attr(...) to read text from it"},
+		{"toJson(html('<p>x</p>'))", "error: 1:1: toJson: an HTML node cannot be part of a result; use htmlText(...) or attr(...) to read text from it"},
 		{"base64('PKU 北大')", `"UEtVIOWMl+Wkpw=="`}, {"unbase64('UEtVIOWMl+Wkpw==')", `"PKU 北大"`}, {"unbase64('UEtVIOWMl-Wkpw')", `"PKU 北大"`},
 		{"unbase64('!!')", "error: 1:1: unbase64: invalid base64: illegal base64 data at input byte 0"},
 		{"unbase64('/w==')", "error: 1:1: unbase64: the decoded bytes are not UTF-8 text"},
