@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pkuinfo/harness/plugin"
@@ -125,11 +126,11 @@ func (h *Host) Modes(ctx context.Context, id string) (map[plugin.Effect]Mode, er
 
 // SetMode sets the mode of one effect for an installed plugin.
 func (h *Host) SetMode(ctx context.Context, id string, e plugin.Effect, m Mode) error {
-	if _, err := ParseMode(string(m)); err != nil {
-		return &NotFound{What: err.Error()}
+	if _, err := ParseMode(string(m)); err != nil || m == "off" {
+		return fmt.Errorf("host: set mode of %s: unknown mode %q (use auto, ask or deny)", id, m)
 	}
-	if e.String() == fmt.Sprintf("effect(%d)", int(e)) {
-		return fmt.Errorf("host: set mode of %s: invalid effect", id)
+	if !slices.Contains(plugin.Effects, e) {
+		return fmt.Errorf("host: set mode of %s: invalid effect %s", id, e)
 	}
 	if _, err := h.record(ctx, h.db.SQL, id); err != nil {
 		return err

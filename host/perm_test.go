@@ -54,8 +54,22 @@ func TestModes(t *testing.T) {
 	if !errors.As(err, &r) || err.Error() != "host: user may not run demo.hello: read tools of this plugin are set to deny" {
 		t.Fatalf("deny as user: %v", err)
 	}
-	if err := e.h.SetMode(ctx, "demo", plugin.EffectRead, "sometimes"); err == nil {
-		t.Fatal("SetMode took an unknown mode")
+	for _, tc := range []struct {
+		e    plugin.Effect
+		m    Mode
+		want string
+	}{
+		{plugin.EffectRead, "sometimes", `host: set mode of demo: unknown mode "sometimes" (use auto, ask or deny)`},
+		{plugin.EffectRead, "off", `host: set mode of demo: unknown mode "off" (use auto, ask or deny)`},
+		{plugin.Effect(9), ModeAuto, `host: set mode of demo: invalid effect effect(9)`},
+	} {
+		if err := e.h.SetMode(ctx, "demo", tc.e, tc.m); err == nil || err.Error() != tc.want {
+			t.Errorf("SetMode(%v, %q) = %v, want %s", tc.e, tc.m, err, tc.want)
+		}
+	}
+	var nf *NotFound
+	if err := e.h.SetMode(ctx, "nope", plugin.EffectRead, ModeAuto); !errors.As(err, &nf) {
+		t.Errorf("SetMode of an unknown plugin: %v", err)
 	}
 }
 
