@@ -151,6 +151,21 @@ func TestReviewSheet(t *testing.T) {
 	rv.Hash = "sha256:…" // keep the golden files independent of the exact bytes
 	golden(t, "review_zh.golden", rv.Sheet(LangZh))
 	golden(t, "review_en.golden", rv.Sheet(LangEn))
+
+	e.site.set(demo("1.0.0", [3]string{"PLUGIN.md", "network: [api.example.com]", `network: [api.example.com]
+cloud:
+  protocol: 1
+  uses: [store]
+  e2e: true
+  disclosure:
+    zh: [加密后的笔记存在云端，服务器无法解密]
+    en: [Encrypted notes are stored in the cloud; the server can't decrypt them]`}))
+	rv, err = e.h.Review(context.Background(), "https://github.com/student/demo-repo/tree/main/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv.Hash = "sha256:…"
+	golden(t, "review_cloud.golden", rv.Sheet(LangZh)+"---\n"+rv.Sheet(LangEn))
 }
 
 func TestEnableDisableRemove(t *testing.T) {

@@ -47,6 +47,11 @@ type Review struct {
 	Network     []string     `json:"network"`
 	Abilities   []string     `json:"abilities"`
 	Tools       []ReviewTool `json:"tools"`
+	// Cloud lists the PKU harness Cloud services the plugin uses, with what
+	// leaves the device (cloud.disclosure, seed 003), nil when it uses none.
+	Cloud        []string `json:"cloud,omitempty"`
+	DisclosureZh []string `json:"disclosure,omitempty"`
+	DisclosureEn []string `json:"disclosureEn,omitempty"`
 	// Warnings are the validator's warnings (errors stop the review).
 	Warnings []plugin.Diagnostic `json:"warnings,omitempty"`
 	// Installed is the installed version of the same id, "" when none.
@@ -170,6 +175,9 @@ func reviewOf(r *reviewed) *Review {
 		Source: r.source, Official: r.official, Hash: r.p.Hash,
 		Campus: nonNil(m.Campus), Network: nonNil(m.Network), Abilities: nonNil(m.Abilities),
 		Tools: []ReviewTool{},
+	}
+	if m.Cloud != nil {
+		rv.Cloud, rv.DisclosureZh, rv.DisclosureEn = nonNil(m.Cloud.Uses), m.Cloud.DisclosureZh, m.Cloud.DisclosureEn
 	}
 	var en *plugin.Locale
 	if m.I18n != nil {
@@ -304,6 +312,15 @@ func (rv *Review) Sheet(lang string) string {
 		abil = append(abil, g+map[bool]string{true: "\uff1a", false: ": "}[zh]+strings.Join(ops, sep))
 	}
 	section("应用功能：", "App features:", abil)
+	if rv.Cloud != nil {
+		lines := []string{strings.Join(rv.Cloud, ", ")}
+		disc := rv.DisclosureEn
+		if zh || len(disc) == 0 {
+			disc = rv.DisclosureZh
+		}
+		lines = append(lines, disc...)
+		section("PKU harness Cloud\uff08\u6570\u636e\u4f1a\u79bb\u5f00\u672c\u673a\uff09\uff1a", "PKU harness Cloud (data leaves this device):", lines)
+	}
 	var tools []string
 	for _, t := range rv.Tools {
 		title, summary, eff := t.Title, t.Summary, effectZh[t.Effect]
