@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,9 @@ func (f fakePlugins) Plugin(_ context.Context, id string) (*plugin.Plugin, error
 func fakePlugin(id string, campus []string, abilities []string, tools ...string) *plugin.Plugin {
 	p := &plugin.Plugin{Manifest: &plugin.Manifest{ID: id, Campus: campus, Abilities: abilities}}
 	for _, t := range tools {
-		p.Tools = append(p.Tools, &plugin.Tool{Name: t})
+		// A name ending in "!" is a userOnly tool.
+		name, userOnly := strings.CutSuffix(t, "!")
+		p.Tools = append(p.Tools, &plugin.Tool{Name: name, UserOnly: userOnly})
 	}
 	return p
 }
@@ -64,7 +67,7 @@ func newTestSet(t *testing.T, opts ...Option) (*Set, *clock) {
 	t.Helper()
 	clk := &clock{t: t0}
 	ps := fakePlugins{
-		"p": fakePlugin("p", []string{"treehole", "card"}, allGroups(), "a", "b"),
+		"p": fakePlugin("p", []string{"treehole", "card"}, allGroups(), "a", "b", "pay!"),
 		"q": fakePlugin("q", nil, []string{"todos", "timetable", "scheduler"}, "c"),
 	}
 	opts = append([]Option{WithPlugins(ps), WithClock(clk.now)}, opts...)

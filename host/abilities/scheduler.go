@@ -366,8 +366,14 @@ func (sc *Scheduler) create(ctx context.Context, c *call) (any, error) {
 	if s.Tool, err = c.args.str("tool", true, 40); err != nil {
 		return nil, err
 	}
-	if c.p != nil && c.p.Tool(s.Tool) == nil {
-		return nil, fmt.Errorf("plugin %s has no tool %q", c.Plugin, s.Tool)
+	if c.p != nil {
+		t := c.p.Tool(s.Tool)
+		if t == nil {
+			return nil, fmt.Errorf("plugin %s has no tool %q", c.Plugin, s.Tool)
+		}
+		if t.UserOnly {
+			return nil, fmt.Errorf("tool %s is userOnly: only a person's tap runs it, never the scheduler", s.Tool)
+		}
 	}
 	if s.Title, err = c.args.str("title", false, 100); err != nil {
 		return nil, err

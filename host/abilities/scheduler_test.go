@@ -28,6 +28,7 @@ func TestSchedulerOps(t *testing.T) {
 			want: "ability scheduler.create: give exactly one of at (Unix ms), every (a duration of at least 15m) and daily (HH:mm, Beijing time)"},
 		{op: "scheduler.create", effect: w, args: `{"tool":"a","at":1}`, isErr: true, want: "ability scheduler.create: at 1 is not in the future"},
 		{op: "scheduler.create", effect: w, args: `{"tool":"zz","daily":"07:00"}`, isErr: true, want: `ability scheduler.create: plugin p has no tool "zz"`},
+		{op: "scheduler.create", effect: w, args: `{"tool":"pay","daily":"07:00"}`, isErr: true, want: "ability scheduler.create: tool pay is userOnly: only a person's tap runs it, never the scheduler"},
 		{op: "scheduler.create", effect: w, args: `{"tool":"a","daily":"7:00"}`, isErr: true, want: `ability scheduler.create: daily must be HH:mm (got "7:00")`},
 		{plugin: "q", op: "scheduler.list", effect: r, want: `{"items":[]}`},
 		{plugin: "q", op: "scheduler.remove", effect: w, args: `{"id":1}`, isErr: true, want: "ability scheduler.remove: plugin q has no schedule 1"},
