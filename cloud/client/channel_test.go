@@ -15,7 +15,7 @@ import (
 
 // openPair opens a channel for plugin "demo" and joins one viewer through the link's URL,
 // returning once the owner has seen the join.
-func openPair(t *testing.T, ts *testServer, opts client.OpenOptions) (*client.Channel, *client.Viewer) {
+func openPair(t testing.TB, ts *testServer, opts client.OpenOptions) (*client.Channel, *client.Viewer) {
 	t.Helper()
 	ctx := context.Background()
 	p, err := ts.newClient(t, nil).Plugin("demo", "channels")

@@ -95,7 +95,7 @@ func (l *trackingListener) dropAll() int {
 	return n
 }
 
-func newTestServer(t *testing.T) *testServer {
+func newTestServer(t testing.TB) *testServer {
 	t.Helper()
 	ctx := context.Background()
 	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
@@ -137,7 +137,7 @@ func (ts *testServer) count(methodPath string) int {
 }
 
 // newClient is a Client of ts with a fast reconnect backoff and the server's clock.
-func (ts *testServer) newClient(t *testing.T, ids client.IdentityStore) *client.Client {
+func (ts *testServer) newClient(t testing.TB, ids client.IdentityStore) *client.Client {
 	t.Helper()
 	c, err := client.New(client.Config{BaseURL: ts.URL, Identities: ids, Now: ts.clock.Now, Backoff: fastBackoff})
 	if err != nil {
@@ -150,7 +150,7 @@ var fastBackoff = client.Backoff{Min: 20 * time.Millisecond, Max: 200 * time.Mil
 
 // next returns the next event of type want, failing the test on a timeout or when events end.
 // Events of other types are skipped (and returned in skipped for tests that care).
-func next(t *testing.T, events <-chan client.Event, want client.EventType) client.Event {
+func next(t testing.TB, events <-chan client.Event, want client.EventType) client.Event {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
