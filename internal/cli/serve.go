@@ -38,8 +38,8 @@ func init() {
 // Serve runs `harness serve` until ctx ends: it opens the data directory,
 // installs the bundled official plugins on first start, listens, prints
 // `harness serve: listening on http://ADDR (data DIR)`, then checks for
-// plugin updates in the background (at most once a day per plugin, seed
-// 004 "Updates"), drops old audit entries and long-expired KV entries
+// plugin updates in the background (at start and hourly, each plugin at
+// most once a day, seed 004 "Updates"), drops old audit entries and long-expired KV entries
 // (Host.Housekeeping), and runs the ServeSetups (the scheduler). ready, when not
 // nil, receives the address once the server accepts connections. Exit codes:
 // 0 after a clean stop, 1 when it cannot start, 2 on bad flags.
@@ -50,7 +50,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 	var hf hostFlags
 	hf.register(fs)
 	addr := fs.String("addr", DefaultServeAddr, "address to listen on (the API has no authentication: keep it on loopback)")
-	noUpdate := fs.Bool("no-update", false, "do not check plugins for updates at start")
+	noUpdate := fs.Bool("no-update", false, "do not check plugins for updates (otherwise at start and then hourly, each plugin at most once a day)")
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -117,14 +117,25 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		}
 	})
 	if !*noUpdate {
+		// At start, then hourly: AutoUpdate itself checks each plugin at most once a day, so a
+		// serve that runs for days still picks up updates.
 		bg.Go(func() {
-			outs, err := h.AutoUpdate(ctx)
-			if err != nil && ctx.Err() == nil {
-				log.Warn("update check", "err", err)
-			}
-			for _, o := range outs {
-				if o.Status != host.StatusSkipped && o.Status != host.StatusCurrent {
-					log.Info("update check", "plugin", o.ID, "result", describe(o))
+			tick := time.NewTicker(time.Hour)
+			defer tick.Stop()
+			for {
+				outs, err := h.AutoUpdate(ctx)
+				if err != nil && ctx.Err() == nil {
+					log.Warn("update check", "err", err)
+				}
+				for _, o := range outs {
+					if o.Status != host.StatusSkipped && o.Status != host.StatusCurrent {
+						log.Info("update check", "plugin", o.ID, "result", describe(o))
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
 				}
 			}
 		})
