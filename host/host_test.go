@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pkuinfo/harness/plugin"
@@ -278,5 +280,50 @@ func TestBrokenStoredPluginIsListed(t *testing.T) {
 	var inv *Invalid
 	if !errors.As(err, &inv) {
 		t.Fatalf("run of a broken plugin: %v", err)
+	}
+}
+
+// TestTwoProcessesShareTheStore opens the data directory twice, as a CLI
+// command beside a running serve: what one installs the other runs, and
+// calls and updates from both at once never fail with a busy database.
+func TestTwoProcessesShareTheStore(t *testing.T) {
+	dir := t.TempDir()
+	a := newEnvDir(t, dir, demo("1.0.0"))
+	b := newEnvDir(t, dir, demo("1.0.0"))
+	ctx := context.Background()
+	a.install(t, link)
+	if v, err := b.h.RunTool(ctx, ActorUser, "demo", "hello", nil); v != "你好,世界" {
+		t.Fatalf("the other handle: %v, %v", v, err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for _, e := range []*env{a, b} {
+		wg.Go(func() {
+			for range 40 {
+				if _, err := e.h.RunTool(ctx, ActorUser, "demo", "note", mustJSON(t, `{"text":"x"}`)); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 5 {
+			a.site.set(demo(fmt.Sprintf("1.0.%d", i+1), [3]string{"tools/hello.yaml", "'你好,'", fmt.Sprintf("'你好%d,'", i)}))
+			if o, err := a.h.Update(ctx, "demo"); err != nil || o.Status != StatusApplied {
+				errs <- fmt.Errorf("update %d: %+v, %v", i, o, err)
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if v, err := b.h.RunTool(ctx, ActorUser, "demo", "hello", nil); v != "你好4,世界" {
+		t.Fatalf("after the updates the other handle runs %v, %v", v, err)
+	}
+	entries, _ := b.h.Audit(ctx, "demo", 1000)
+	if len(entries) != 82 {
+		t.Fatalf("%d audit entries, want 82", len(entries))
 	}
 }
