@@ -24,6 +24,9 @@ import (
 // SchedulerTick is how often `harness serve` looks for due schedules.
 const SchedulerTick = 30 * time.Second
 
+// schedulerTick is SchedulerTick, shorter in tests.
+var schedulerTick = SchedulerTick
+
 // abilitySets maps each open database to the abilities built on it, so the
 // serve setup finds the scheduler of the Host it is given.
 var abilitySets sync.Map // *store.DB → *abilities.Set
@@ -276,7 +279,7 @@ func abilityServe(ctx context.Context, h *host.Host, srv *api.Server) error {
 
 // schedulerLoop runs due schedules until ctx ends.
 func schedulerLoop(ctx context.Context, sc *abilities.Scheduler, log *slog.Logger) {
-	t := time.NewTicker(SchedulerTick)
+	t := time.NewTicker(schedulerTick)
 	defer t.Stop()
 	for {
 		runs, err := sc.RunDue(ctx)
