@@ -898,8 +898,15 @@ func fnRange(c *expr.Call, args []any) (any, error) {
 			}
 		}
 	}
-	if step == 0 || math.IsNaN(step) || math.IsNaN(start) || math.IsNaN(end) {
-		return nil, fmt.Errorf("the step must be a non-zero number")
+	switch {
+	case len(args) == 1 && math.IsNaN(end):
+		return nil, fmt.Errorf("the count (argument 1) must be a number, got NaN")
+	case math.IsNaN(start):
+		return nil, fmt.Errorf("the start (argument 1) must be a number, got NaN")
+	case math.IsNaN(end):
+		return nil, fmt.Errorf("the end (argument 2) must be a number, got NaN")
+	case step == 0 || math.IsNaN(step):
+		return nil, fmt.Errorf("the step (argument 3) must be a non-zero number, got %s", expr.FormatNumber(step))
 	}
 	n := math.Ceil((end - start) / step)
 	if n <= 0 {
