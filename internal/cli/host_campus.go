@@ -21,7 +21,7 @@ import (
 func init() {
 	Register(&Command{
 		Path:    "campus login",
-		Usage:   "SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--data DIR]",
+		Usage:   "SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--expires TIME|DURATION] [--data DIR]",
 		Summary: "store the signed-in session of a campus service (card, its, treehole, …), pasted from a browser",
 		Run:     campusLoginCmd,
 	})
@@ -76,6 +76,7 @@ func campusLoginCmd(env *Env) int {
 	hf.register(fs)
 	cookie := fs.String("cookie", "", "the service's cookies as a Cookie header: 'NAME=VALUE; NAME=VALUE'")
 	token := fs.String("token", "", "the service's bearer token (the JWT of treehole and card)")
+	expires := fs.String("expires", "", "when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage
@@ -83,6 +84,18 @@ func campusLoginCmd(env *Env) int {
 	if len(args) != 1 || (*cookie == "" && *token == "") {
 		fmt.Fprintf(env.Stderr, "usage: %s SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--data DIR]\n", name)
 		return ExitUsage
+	}
+	now := time.Now()
+	var until time.Time
+	if *expires != "" {
+		if d, err := time.ParseDuration(*expires); err == nil && d > 0 {
+			until = now.Add(d)
+		} else if t, err := time.Parse(time.RFC3339, *expires); err == nil && t.After(now) {
+			until = t
+		} else {
+			fmt.Fprintf(env.Stderr, "%s: --expires %q: want a future RFC 3339 time or a positive duration such as 24h\n", name, *expires)
+			return ExitUsage
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -92,10 +105,18 @@ func campusLoginCmd(env *Env) int {
 		return ExitFail
 	}
 	defer db.Close()
-	s, err := campus.Login(ctx, campus.NewSQLSessions(db), args[0], *cookie, *token, time.Now())
+	ss := campus.NewSQLSessions(db)
+	s, err := campus.Login(ctx, ss, args[0], *cookie, *token, now)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "harness %v\n", err)
 		return ExitFail
+	}
+	if !until.IsZero() {
+		s.Expires = until.UTC()
+		if err := ss.Put(ctx, s); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
 	}
 	fmt.Fprintf(env.Stdout, "signed in to %s (%s)\n", s.Service, sessionSummary(s))
 	return ExitOK
@@ -177,7 +198,9 @@ func campusStatusCmd(env *Env) int {
 		return ExitFail
 	}
 	for _, r := range rows {
-		if r.SignedIn {
+		if r.SignedIn && r.Expires != nil {
+			fmt.Fprintf(env.Stdout, "%-14s signed in (%s) until %s\n", r.Service, r.Holds, r.Expires.Format(time.RFC3339))
+		} else if r.SignedIn {
 			fmt.Fprintf(env.Stdout, "%-14s signed in (%s)\n", r.Service, r.Holds)
 		} else {
 			fmt.Fprintf(env.Stdout, "%-14s not signed in\n", r.Service)
