@@ -105,3 +105,12 @@ func BenchmarkLoadQuickstart(b *testing.B) {
 		}
 	}
 }
+
+// TestPlaceNilAllocs guards the hot path of every field evaluation: placing a nil error
+// allocates nothing.
+func TestPlaceNilAllocs(t *testing.T) {
+	sc := &Scalar{File: "t.yaml"}
+	if n := testing.AllocsPerRun(100, func() { _ = sc.place(nil) }); n != 0 {
+		t.Errorf("place(nil) allocates %v times, want 0", n)
+	}
+}

@@ -44,8 +44,12 @@ func (e *EvalError) Unwrap() error { return e.Err }
 // place turns an error from evaluating sc's source into an *EvalError positioned in the file.
 // Errors other than *expr.RuntimeError (a cancelled context) are returned unchanged.
 func (sc *Scalar) place(err error) error {
+	if err == nil {
+		// Before the errors.As target, which escapes: a successful evaluation allocates nothing here.
+		return nil
+	}
 	var re *expr.RuntimeError
-	if err == nil || !errors.As(err, &re) {
+	if !errors.As(err, &re) {
 		return err
 	}
 	return &EvalError{File: sc.File, Pos: sc.FilePos(re.Pos), Kind: re.Kind, Msg: re.Msg, Err: err}
