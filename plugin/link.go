@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode"
 )
 
 // Link is an install link resolved to the URL of its PLUGIN.md (seed "Install links").
@@ -149,7 +150,8 @@ func splitPath(p string) []string {
 }
 
 // checkRelPath checks a path the frontmatter names (seed "Layout": "Paths are relative and may
-// not contain .."): relative, forward slashes, no "..", no scheme. It returns the cleaned path.
+// not contain .."): relative, forward slashes, no "..", no scheme, no ?, #, % or control
+// characters. It returns the cleaned path.
 func checkRelPath(p string) (string, error) {
 	switch {
 	case p == "":
@@ -160,8 +162,13 @@ func checkRelPath(p string) (string, error) {
 		return "", fmt.Errorf("path %q: paths are relative to the plugin folder", p)
 	case strings.Contains(p, ":"):
 		return "", fmt.Errorf("path %q: paths are relative to the plugin folder, not URLs", p)
-	case strings.ContainsAny(p, "?#\x00"):
+	case strings.ContainsAny(p, "?#"):
 		return "", fmt.Errorf("path %q: paths may not contain ? or #", p)
+	case strings.ContainsRune(p, '%'):
+		// A link resolves paths as URL paths: %2e%2e would be ".." there, so % is refused.
+		return "", fmt.Errorf("path %q: paths may not contain %%; write the file name as it is, not URL-encoded", p)
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return "", fmt.Errorf("path %q: paths may not contain control characters", p)
 	}
 	for _, s := range strings.Split(p, "/") {
 		if s == ".." {

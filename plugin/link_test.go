@@ -95,6 +95,12 @@ func TestCheckRelPath(t *testing.T) {
 		{"C:x.yaml", "", `path "C:x.yaml": paths are relative to the plugin folder, not URLs`},
 		{"x.yaml?raw=1", "", `path "x.yaml?raw=1": paths may not contain ? or #`},
 		{"./", "", `path "./" names the plugin folder, not a file`},
+		{"x.yaml#top", "", `path "x.yaml#top": paths may not contain ? or #`},
+		{"%2e%2e/t.yaml", "", `path "%2e%2e/t.yaml": paths may not contain %; write the file name as it is, not URL-encoded`},
+		{"tools/a%20b.yaml", "", `path "tools/a%20b.yaml": paths may not contain %; write the file name as it is, not URL-encoded`},
+		{"a\x00.yaml", "", `path "a\x00.yaml": paths may not contain control characters`},
+		{"a\n.yaml", "", `path "a\n.yaml": paths may not contain control characters`},
+		{"a\u0085.yaml", "", `path "a\u0085.yaml": paths may not contain control characters`},
 	}
 	for _, tc := range tests {
 		got, err := checkRelPath(tc.in)
