@@ -110,8 +110,9 @@ type DB struct {
 }
 
 // Open opens (creating if needed, with mode 0700) the data directory dir and
-// the database in it, and applies every registered migration it has not
-// seen. The caller must Close the DB.
+// the database in it (created with mode 0600: it holds campus sessions and
+// the TOTP secret), and applies every registered migration it has not seen.
+// The caller must Close the DB.
 func Open(ctx context.Context, dir string) (*DB, error) {
 	if dir == "" {
 		return nil, errors.New("store: no data directory given")
@@ -120,6 +121,13 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		return nil, fmt.Errorf("store: data directory: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
+	// The database holds sessions and secrets: create it 0600 before SQLite
+	// does (SQLite gives the -wal and -shm files the database file's mode).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	f.Close()
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -43,7 +44,7 @@ func TestDefaultDir(t *testing.T) {
 }
 
 func TestMigrationsOnceAcrossOpens(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "pku-harness")
 	ctx := context.Background()
 	// Two processes' worth of handles opening a fresh database at once.
 	var wg sync.WaitGroup
@@ -83,6 +84,14 @@ func TestMigrationsOnceAcrossOpens(t *testing.T) {
 	}
 	if err := db.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v; want 0600", name, err, fi.Mode().Perm())
+		}
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Errorf("data directory mode %v, want 0700", fi.Mode().Perm())
 	}
 }
 
