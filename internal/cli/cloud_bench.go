@@ -50,6 +50,7 @@ type benchOptions struct {
 	StoreWorkers  int
 	Setup         int
 	ServerPID     int
+	Inflight      int
 	profile       io.Writer // CPU profile of the relay phase, when set
 }
 
@@ -83,7 +84,8 @@ func runCloudBench(env *Env) int {
 	var asJSON bool
 	fs.StringVar(&o.URL, "url", "", "server base URL (default: start one in-process on 127.0.0.1 with a temporary SQLite database)")
 	fs.IntVar(&o.Pairs, "pairs", 100, fmt.Sprintf("owner/viewer pairs, 1–%d (two WebSockets each)", benchMaxPairs))
-	fs.Float64Var(&o.Rate, "rate", 1000, "frames per second in total, owners to viewers")
+	fs.Float64Var(&o.Rate, "rate", 1000, "frames per second in total, owners to viewers; 0 sends as fast as the relay delivers (closed loop, --inflight frames in flight per pair)")
+	fs.IntVar(&o.Inflight, "inflight", 2, "with --rate 0: frames in flight per pair, 1–64")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to relay frames (at most 5m)")
 	fs.IntVar(&o.Payload, "payload", 64, "plaintext bytes per frame (8–3000)")
 	fs.DurationVar(&o.StoreDuration, "store", 3*time.Second, "how long to run store puts, then gets (0 skips)")
@@ -131,8 +133,10 @@ func (o *benchOptions) check() error {
 	switch {
 	case o.Pairs < 1 || o.Pairs > benchMaxPairs:
 		return fmt.Errorf("--pairs %d: want 1–%d", o.Pairs, benchMaxPairs)
-	case o.Rate <= 0 || o.Rate > benchMaxRate || math.IsNaN(o.Rate):
-		return fmt.Errorf("--rate %v: want more than 0 and at most %d", o.Rate, benchMaxRate)
+	case o.Rate < 0 || o.Rate > benchMaxRate || math.IsNaN(o.Rate):
+		return fmt.Errorf("--rate %v: want 0 (closed loop) to %d", o.Rate, benchMaxRate)
+	case o.Inflight < 1 || o.Inflight > 64:
+		return fmt.Errorf("--inflight %d: want 1–64", o.Inflight)
 	case o.Duration <= 0 || o.Duration > benchMaxDuration:
 		return fmt.Errorf("--duration %v: want more than 0 and at most %v", o.Duration, benchMaxDuration)
 	case o.StoreDuration < 0 || o.StoreDuration > benchMaxDuration:
@@ -160,7 +164,11 @@ func (r *benchReport) print(w io.Writer) {
 	if r.ServerRSSPerCn > 0 {
 		fmt.Fprintf(w, "server memory   %.1f KB resident per connection (VmRSS growth of the server process)\n", r.ServerRSSPerCn)
 	}
-	fmt.Fprintf(w, "relay           %.0f frames/s received (target %.0f): %d sent, %d received, %d send errors in %.1f s\n", r.FramesPerSec, r.TargetRate, r.Sent, r.Received, r.SendErrors, r.Seconds)
+	target := fmt.Sprintf("target %.0f", r.TargetRate)
+	if r.TargetRate == 0 {
+		target = "closed loop"
+	}
+	fmt.Fprintf(w, "relay           %.0f frames/s received (%s): %d sent, %d received, %d send errors in %.1f s\n", r.FramesPerSec, target, r.Sent, r.Received, r.SendErrors, r.Seconds)
 	fmt.Fprintf(w, "latency         p50 %.2f ms, p99 %.2f ms, max %.2f ms (owner Send → viewer event, sealing and opening included)\n", r.P50ms, r.P99ms, r.MaxMs)
 	if r.StorePutsPerSec > 0 || r.StoreGetsPerSec > 0 {
 		fmt.Fprintf(w, "store           %.0f puts/s, %.0f gets/s\n", r.StorePutsPerSec, r.StoreGetsPerSec)
@@ -237,7 +245,7 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 	if perDevice < 1 {
 		perDevice = 1
 	}
-	if fpm := meta.Limits.Channels.FramesPerMin; o.URL != "" && float64(fpm)/60*float64(o.Pairs) < o.Rate {
+	if fpm := meta.Limits.Channels.FramesPerMin; o.URL != "" && (o.Rate == 0 || float64(fpm)/60*float64(o.Pairs) < o.Rate) {
 		fmt.Fprintf(log, "warning: the server allows %d frames/min per party; %d pairs can carry at most %.0f frames/s\n", fpm, o.Pairs, float64(fpm)/60*float64(o.Pairs))
 	}
 
@@ -298,7 +306,11 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 		rep.ServerRSSPerCn = float64(rss1-rss0) / float64(rep.Connections)
 	}
 
-	fmt.Fprintf(log, "relaying %.0f frames/s for %v…\n", o.Rate, o.Duration)
+	if o.Rate > 0 {
+		fmt.Fprintf(log, "relaying %.0f frames/s for %v…\n", o.Rate, o.Duration)
+	} else {
+		fmt.Fprintf(log, "relaying as fast as frames arrive, %d in flight per pair, for %v…\n", o.Inflight, o.Duration)
+	}
 	if o.profile != nil {
 		if err := pprof.StartCPUProfile(o.profile); err != nil {
 			return nil, err
@@ -386,6 +398,16 @@ func relay(ctx context.Context, o benchOptions, pairs []*benchPair, rep *benchRe
 	}
 	var received atomic.Int64
 	lat := make([][]time.Duration, len(pairs))
+	// Closed loop: a pair may send when it holds a credit; each frame received returns one.
+	credits := make([]chan struct{}, len(pairs))
+	if o.Rate == 0 {
+		for i := range credits {
+			credits[i] = make(chan struct{}, o.Inflight)
+			for range o.Inflight {
+				credits[i] <- struct{}{}
+			}
+		}
+	}
 	var rwg sync.WaitGroup
 	stopRecv := make(chan struct{})
 	for i, p := range pairs {
@@ -419,6 +441,12 @@ func relay(ctx context.Context, o benchOptions, pairs []*benchPair, rep *benchRe
 						lat[i] = append(lat[i], time.Since(epoch)-time.Duration(f.T))
 						received.Add(1)
 					}
+					if credits[i] != nil {
+						select {
+						case credits[i] <- struct{}{}:
+						default:
+						}
+					}
 				case <-stopRecv:
 					return
 				}
@@ -426,13 +454,50 @@ func relay(ctx context.Context, o benchOptions, pairs []*benchPair, rep *benchRe
 		}()
 	}
 
-	// Senders: W goroutines, each pacing its share of the rate over its share of the pairs.
-	w := min(len(pairs), max(1, int(o.Rate/500)), 64)
 	var sent, sendErr atomic.Int64
 	lctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	var swg sync.WaitGroup
 	start := time.Now()
+	send := func(p *benchPair) bool {
+		sctx, scancel := context.WithTimeout(lctx, 5*time.Second)
+		err := p.owner.Send(sctx, p.peerID, benchFrame{T: int64(time.Since(epoch)), P: pad})
+		scancel()
+		if err != nil {
+			if lctx.Err() == nil {
+				sendErr.Add(1)
+			}
+			return false
+		}
+		sent.Add(1)
+		return true
+	}
+	if o.Rate == 0 {
+		for i, p := range pairs {
+			swg.Add(1)
+			go func() {
+				defer swg.Done()
+				for {
+					select {
+					case <-credits[i]:
+					case <-lctx.Done():
+						return
+					}
+					if !send(p) {
+						credits[i] <- struct{}{} // the frame never left: keep the credit
+						if !sleep(lctx, 10*time.Millisecond) {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}
+	// Open loop: W goroutines, each pacing its share of the rate over its share of the pairs.
+	w := min(len(pairs), max(1, int(o.Rate/500)), 64)
+	if o.Rate == 0 {
+		w = 0
+	}
 	for s := range w {
 		swg.Add(1)
 		go func() {
@@ -450,18 +515,7 @@ func relay(ctx context.Context, o benchOptions, pairs []*benchPair, rep *benchRe
 				} else if lctx.Err() != nil {
 					return
 				}
-				p := pairs[k%len(pairs)]
-				sctx, scancel := context.WithTimeout(lctx, 5*time.Second)
-				err := p.owner.Send(sctx, p.peerID, benchFrame{T: int64(time.Since(epoch)), P: pad})
-				scancel()
-				if err != nil {
-					if lctx.Err() != nil {
-						return
-					}
-					sendErr.Add(1)
-					continue
-				}
-				sent.Add(1)
+				send(pairs[k%len(pairs)])
 			}
 		}()
 	}
@@ -552,6 +606,18 @@ func benchStore(ctx context.Context, o benchOptions, plugins []*client.Plugin, r
 		return fmt.Errorf("store get: %w", err)
 	}
 	return nil
+}
+
+// sleep waits d unless ctx ends first; it reports whether the full wait passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // parallel runs f(0) … f(n-1) on at most width goroutines and returns the first error.

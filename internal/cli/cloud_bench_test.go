@@ -16,7 +16,8 @@ func TestCloudBenchUsage(t *testing.T) {
 	}{
 		{[]string{"--pairs", "0"}, "--pairs 0: want 1–10000"},
 		{[]string{"--pairs", "10001"}, "--pairs 10001: want 1–10000"},
-		{[]string{"--rate", "0"}, "--rate 0: want more than 0 and at most 200000"},
+		{[]string{"--rate", "-1"}, "--rate -1: want 0 (closed loop) to 200000"},
+		{[]string{"--rate", "0", "--inflight", "0"}, "--inflight 0: want 1–64"},
 		{[]string{"--duration", "6m"}, "--duration 6m0s: want more than 0 and at most 5m0s"},
 		{[]string{"--payload", "4"}, "--payload 4: want 8–3000"},
 		{[]string{"--store", "-1s"}, "--store -1s: want 0–5m0s"},
@@ -43,7 +44,7 @@ func TestCloudBenchSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server and 8 WebSockets")
 	}
-	o := benchOptions{Pairs: 4, Rate: 40, Duration: time.Second, Payload: 64, StoreDuration: 300 * time.Millisecond, StoreWorkers: 2, Setup: 4}
+	o := benchOptions{Pairs: 4, Rate: 40, Duration: time.Second, Payload: 64, StoreDuration: 300 * time.Millisecond, StoreWorkers: 2, Setup: 4, Inflight: 2}
 	var log bytes.Buffer
 	rep, err := runBench(context.Background(), o, &log)
 	if err != nil {
@@ -67,5 +68,26 @@ func TestCloudBenchSmall(t *testing.T) {
 	}
 	if _, err := json.Marshal(rep); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestCloudBenchClosedLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server and 4 WebSockets")
+	}
+	o := benchOptions{Pairs: 2, Rate: 0, Inflight: 2, Duration: 500 * time.Millisecond, Payload: 64, StoreWorkers: 1, Setup: 2}
+	var log bytes.Buffer
+	rep, err := runBench(context.Background(), o, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	// Never more than 2 frames in flight per pair: whatever was sent arrived.
+	if rep.Sent < 10 || rep.Received != rep.Sent || rep.SendErrors != 0 {
+		t.Errorf("sent %d, received %d, errors %d", rep.Sent, rep.Received, rep.SendErrors)
+	}
+	var out bytes.Buffer
+	rep.print(&out)
+	if !strings.Contains(out.String(), "(closed loop)") {
+		t.Errorf("report:\n%s", out.String())
 	}
 }
