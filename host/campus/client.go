@@ -24,8 +24,9 @@ func (e *NotSignedInError) Error() string {
 type Client struct {
 	// Sessions holds one session per service.
 	Sessions Sessions
-	// Transport sends the signed requests; nil means http.DefaultTransport.
-	// Redirects are not followed (pkucli disables them for Treehole and
+	// Transport sends the signed requests; nil means an HTTP/1.1-only copy
+	// of http.DefaultTransport (the card server does not handle HTTP/2,
+	// pku-services.md §8.1). Redirects are not followed (pkucli disables them for Treehole and
 	// the card, pku-services.md §5.1), so a plugin sees a 3xx as a reply.
 	Transport http.RoundTripper
 	// Bases overrides a service's base URL (scheme and host, e.g.
@@ -93,7 +94,7 @@ func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*ht
 	}
 	rt := c.Transport
 	if rt == nil {
-		rt = http.DefaultTransport
+		rt = http1Transport
 	}
 	resp, err := rt.RoundTrip(out)
 	if err != nil {
@@ -107,6 +108,14 @@ func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*ht
 	}
 	return resp, nil
 }
+
+// http1Transport is http.DefaultTransport speaking HTTP/1.1 only.
+var http1Transport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetHTTP1(true)
+	return t
+}()
 
 func (c *Client) now() time.Time {
 	if c.Now != nil {

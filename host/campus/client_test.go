@@ -253,3 +253,39 @@ func FuzzParseCookies(f *testing.F) {
 		}
 	})
 }
+
+// Without a Transport the client speaks HTTP/1.1 only, even to a server
+// that offers HTTP/2 (the card server cannot take HTTP/2).
+func TestHTTP1Only(t *testing.T) {
+	var proto string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { proto = r.Proto }))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	if !http1Transport.Protocols.HTTP1() || http1Transport.Protocols.HTTP2() {
+		t.Fatalf("protocols %v", http1Transport.Protocols)
+	}
+	tr := http1Transport.Clone()
+	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	ss := &MemorySessions{}
+	ss.Put(context.Background(), &Session{Service: "card", Token: "t"})
+	c := &Client{Sessions: ss, Transport: tr, Bases: map[string]string{"card": srv.URL}}
+	req, _ := http.NewRequest("GET", "/x", nil)
+	resp, err := c.Do(context.Background(), "card", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if proto != "HTTP/1.1" {
+		t.Fatalf("the server saw %s", proto)
+	}
+	// The same server does speak HTTP/2 to a client that offers it.
+	resp, err = srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if proto != "HTTP/2.0" {
+		t.Fatalf("control: the server saw %s", proto)
+	}
+}
