@@ -237,14 +237,18 @@ func (r *run) field(ctx context.Context, s *scope, m *html.Node, f *plugin.Extra
 			if !ok {
 				return nil, errf(KindExpression, "extract field %s: match needs text, got %s", f.Name, expr.Describe(v))
 			}
-			sm := re.FindStringSubmatch(str)
+			// Group 1 that took no part in the match is null, as in match(); "" is a group that
+			// matched empty text.
+			m := re.FindStringSubmatchIndex(str)
 			switch {
-			case sm == nil:
+			case m == nil:
 				v = nil
-			case len(sm) > 1:
-				v = sm[1]
+			case len(m) > 2 && m[2] < 0:
+				v = nil
+			case len(m) > 2:
+				v = str[m[2]:m[3]]
 			default:
-				v = sm[0]
+				v = str[m[0]:m[1]]
 			}
 		case "trim", "lower", "upper":
 			if err := text(); err != nil {
