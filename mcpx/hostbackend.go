@@ -25,16 +25,21 @@ type HostBackend struct {
 	Remotes *Registry // nil: no remote plugins
 
 	mu      sync.Mutex
-	pending map[string]*remoteCall // confirmation id → a remote call waiting for the person
+	pending map[string]*pendingCall // confirmation id → a call waiting for the person
+	taint   map[string]time.Time    // turn → when an untrusted result entered it
 }
 
-type remoteCall struct {
+// pendingCall is a call HostBackend itself asks about: a remote tool's, or
+// a host tool's durable write in a turn a remote result tainted (the host
+// does not see remote results).
+type pendingCall struct {
 	plugin, tool string
+	remote       bool
 	input        json.RawMessage
 	expires      time.Time
 }
 
-// remotePrefix marks the ids of remote confirmations.
+// remotePrefix marks the ids of confirmations HostBackend keeps.
 const remotePrefix = "remote-"
 
 // InstructionsPerPlugin is how many characters (runes) of each plugin's
@@ -114,7 +119,7 @@ func (b *HostBackend) Instructions(ctx context.Context) (string, error) {
 			continue
 		}
 		done[at.Plugin] = true
-		fmt.Fprintf(&sb, "\n## %s\n%s\n", at.Plugin, strings.TrimSpace(cutRunes(strings.TrimSpace(at.Instructions), InstructionsPerPlugin)))
+		fmt.Fprintf(&sb, "\n## %s\n%s\n", at.Plugin, cutAtLine(strings.TrimSpace(at.Instructions), InstructionsPerPlugin))
 	}
 	remotes, err := b.remotes(ctx)
 	if err != nil {
@@ -130,22 +135,95 @@ func (b *HostBackend) Instructions(ctx context.Context) (string, error) {
 // tool is decided by host.Decide with the remote plugin's mode and called
 // with its RemoteClient. A call that must be confirmed returns an Outcome
 // with Ask set.
-func (b *HostBackend) Call(ctx context.Context, t Tool, input json.RawMessage) (*Outcome, error) {
+//
+// Taint (issue 4) spans both kinds: after an untrusted result in a turn (a
+// host tool marked untrusted, or any remote tool), the agent's write, money
+// and public calls in that turn need confirmation. The host keeps its own
+// taint for host tools; HostBackend keeps the rest.
+func (b *HostBackend) Call(ctx context.Context, t Tool, input json.RawMessage, turn string) (*Outcome, error) {
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
 	if t.Remote {
-		return b.callRemote(ctx, t, input)
+		return b.callRemote(ctx, t, input, turn)
 	}
 	in, err := expr.FromJSON(input)
 	if err != nil {
 		return nil, fmt.Errorf("%s: arguments: %w", t.Name, err)
 	}
-	res, err := b.Host.Call(ctx, host.CallRequest{Actor: host.ActorAgent, Plugin: t.Plugin, Tool: t.Tool, Input: in})
+	if t.Effect != plugin.EffectRead && b.tainted(turn) {
+		modes, err := b.Host.Modes(ctx, t.Plugin)
+		if err != nil {
+			return nil, err
+		}
+		if modes[t.Effect] == host.ModeAuto {
+			return b.ask(&pendingCall{plugin: t.Plugin, tool: t.Tool, input: input}, t.Title, t.Effect,
+				"this turn has read untrusted third-party data, so durable writes need confirmation", "")
+		}
+	}
+	res, err := b.Host.Call(ctx, host.CallRequest{Actor: host.ActorAgent, Plugin: t.Plugin, Tool: t.Tool, Input: in, Turn: turn})
 	if err != nil {
 		return nil, err
 	}
+	if res.Untrusted {
+		b.markTainted(turn)
+	}
 	return hostOutcome(res)
+}
+
+func (b *HostBackend) tainted(turn string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at, ok := b.taint[turn]
+	return ok && b.Host.Now().Sub(at) <= host.TaintTTL
+}
+
+func (b *HostBackend) markTainted(turn string) {
+	if turn == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.taint == nil {
+		b.taint = map[string]time.Time{}
+	}
+	now := b.Host.Now()
+	for k, at := range b.taint {
+		if now.Sub(at) > host.TaintTTL {
+			delete(b.taint, k)
+		}
+	}
+	b.taint[turn] = now
+}
+
+// ask keeps c waiting for the person and returns the question.
+func (b *HostBackend) ask(c *pendingCall, title string, effect plugin.Effect, reason, allow string) (*Outcome, error) {
+	id := newID()
+	b.mu.Lock()
+	if b.pending == nil {
+		b.pending = map[string]*pendingCall{}
+	}
+	now := b.Host.Now()
+	for k, p := range b.pending {
+		if !now.Before(p.expires) {
+			delete(b.pending, k)
+		}
+	}
+	c.expires = now.Add(host.ConfirmationTTL)
+	b.pending[id] = c
+	b.mu.Unlock()
+	kind := ""
+	if c.remote {
+		kind = "remote, "
+	}
+	if allow == "" {
+		allow = "nothing: confirm it, or start a new session (the taint lasts " + host.TaintTTL.String() + ")"
+	}
+	return &Outcome{Ask: &Ask{
+		ID:      id,
+		Message: fmt.Sprintf("Allow the assistant to run %s (%s.%s, %seffect %s) with %s? (%s)", title, c.plugin, c.tool, kind, effect, c.input, reason),
+		Allow:   allow,
+	}}, nil
 }
 
 func hostOutcome(res *host.CallResult) (*Outcome, error) {
@@ -164,7 +242,7 @@ func hostOutcome(res *host.CallResult) (*Outcome, error) {
 	return &Outcome{Value: v, Untrusted: res.Untrusted}, nil
 }
 
-func (b *HostBackend) callRemote(ctx context.Context, t Tool, input json.RawMessage) (*Outcome, error) {
+func (b *HostBackend) callRemote(ctx context.Context, t Tool, input json.RawMessage, turn string) (*Outcome, error) {
 	p, err := b.Remotes.Get(ctx, t.Plugin)
 	if err != nil {
 		return nil, err
@@ -173,31 +251,19 @@ func (b *HostBackend) callRemote(ctx context.Context, t Tool, input json.RawMess
 	if rt == nil || !p.Enabled {
 		return nil, &host.NotFound{What: fmt.Sprintf("plugin %s has no tool %q", t.Plugin, t.Tool)}
 	}
-	d, reason := host.Decide(host.ActorAgent, &plugin.Tool{Name: rt.Name, Title: rt.Title, Effect: rt.Effect}, p.Modes[rt.Effect], false)
+	d, reason := host.Decide(host.ActorAgent, &plugin.Tool{Name: rt.Name, Title: rt.Title, Effect: rt.Effect}, p.Modes[rt.Effect], b.tainted(turn))
 	switch d {
 	case host.Refuse:
 		return nil, &host.Refusal{Actor: host.ActorAgent, Plugin: t.Plugin, Tool: t.Tool, Reason: reason}
 	case host.Confirm:
-		id := newID()
-		b.mu.Lock()
-		if b.pending == nil {
-			b.pending = map[string]*remoteCall{}
-		}
-		now := b.Host.Now()
-		for k, c := range b.pending {
-			if !now.Before(c.expires) {
-				delete(b.pending, k)
-			}
-		}
-		b.pending[id] = &remoteCall{plugin: t.Plugin, tool: t.Tool, input: input, expires: now.Add(host.ConfirmationTTL)}
-		b.mu.Unlock()
-		return &Outcome{Ask: &Ask{
-			ID:      id,
-			Message: fmt.Sprintf("Allow the assistant to run %s (%s.%s, remote, effect %s) with %s? (%s)", rt.Title, t.Plugin, t.Tool, rt.Effect, input, reason),
-			Allow:   fmt.Sprintf("harness plugins mode-remote %s %s auto", t.Plugin, rt.Effect),
-		}}, nil
+		return b.ask(&pendingCall{plugin: t.Plugin, tool: t.Tool, remote: true, input: input}, rt.Title, rt.Effect, reason,
+			fmt.Sprintf("harness plugins mode-remote %s %s auto", t.Plugin, rt.Effect))
 	}
-	return b.runRemote(ctx, p, rt, input)
+	out, err := b.runRemote(ctx, p, rt, input)
+	if err == nil {
+		b.markTainted(turn)
+	}
+	return out, err
 }
 
 func (b *HostBackend) runRemote(ctx context.Context, p *RemotePlugin, rt *RemoteTool, input json.RawMessage) (*Outcome, error) {
@@ -222,6 +288,19 @@ func (b *HostBackend) Confirm(ctx context.Context, id string, approve bool) (*Ou
 		if !approve {
 			return nil, &host.Refusal{Actor: host.ActorAgent, Plugin: c.plugin, Tool: c.tool, Reason: "the user declined"}
 		}
+		if !c.remote {
+			// The person has just allowed it: run it as their own call, which
+			// still obeys deny.
+			in, err := expr.FromJSON(c.input)
+			if err != nil {
+				return nil, err
+			}
+			res, err := b.Host.Call(ctx, host.CallRequest{Actor: host.ActorUser, Plugin: c.plugin, Tool: c.tool, Input: in})
+			if err != nil {
+				return nil, err
+			}
+			return hostOutcome(res)
+		}
 		p, err := b.Remotes.Get(ctx, c.plugin)
 		if err != nil {
 			return nil, err
@@ -237,6 +316,19 @@ func (b *HostBackend) Confirm(ctx context.Context, id string, approve bool) (*Ou
 		return nil, err
 	}
 	return hostOutcome(res)
+}
+
+// cutAtLine keeps at most n runes of s; a longer s is cut at its last line
+// break within them (when that keeps at least half) and ends with "…".
+func cutAtLine(s string, n int) string {
+	c := cutRunes(s, n)
+	if len(c) == len(s) {
+		return s
+	}
+	if i := strings.LastIndexByte(c, '\n'); i >= len(c)/2 {
+		c = c[:i]
+	}
+	return strings.TrimSpace(c) + " …"
 }
 
 func newID() string {

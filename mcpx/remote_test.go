@@ -172,3 +172,54 @@ func TestSheet(t *testing.T) {
 	}
 	golden(t, "sheet.golden", []byte(b.String()))
 }
+
+// TestTaint: after an untrusted result in a session (a remote tool's, or a
+// host tool marked untrusted), the agent's writes in that session need the
+// person, even where the mode is auto; a fresh session is clean.
+func TestTaint(t *testing.T) {
+	e := newTestEnv(t)
+	url := demoCanteen(t)
+	srv, err := (&RemoteClient{URL: url, Token: canteen.DemoToken}).Describe(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.reg.Add(ctxT(t), srv, canteen.DemoToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.h.SetMode(ctxT(t), "notes", plugin.EffectWrite, host.ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.SetMode(ctxT(t), "mcp-demo-canteen", plugin.EffectWrite, host.ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(e.b, Options{})
+	call := func(cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	clean := connect(t, s, nil)
+	if res := call(clean, "notes__add", map[string]any{"text": "a"}); res.IsError {
+		t.Errorf("clean session, auto write: %s", text(res))
+	}
+
+	// A remote read taints the session: the host write now needs the person.
+	var asked []string
+	cs := connect(t, s, &mcp.ClientOptions{ElicitationHandler: elicit(true, &asked)})
+	call(cs, "mcp-demo-canteen__menu", map[string]any{"canteen": "学一"})
+	if res := call(cs, "notes__add", map[string]any{"text": "b"}); res.IsError || len(asked) != 1 || !strings.Contains(asked[0], "untrusted third-party data") {
+		t.Errorf("tainted host write: %v %s, asked %q", res.IsError, text(res), asked)
+	}
+
+	// A host untrusted result taints the session: the remote write asks.
+	asked = nil
+	cs2 := connect(t, s, &mcp.ClientOptions{ElicitationHandler: elicit(false, &asked)})
+	call(cs2, UseTool, map[string]any{"plugin": "notes"})
+	call(cs2, "notes__later", nil)
+	if res := call(cs2, "mcp-demo-canteen__reserveSeat", map[string]any{"canteen": "学一", "name": "甲"}); !res.IsError || len(asked) != 1 || !strings.Contains(text(res), "the user declined") {
+		t.Errorf("tainted remote write: %v %s, asked %q", res.IsError, text(res), asked)
+	}
+}

@@ -2,6 +2,8 @@ package mcpx
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -58,11 +60,14 @@ type Ask struct {
 // Backend is what the server needs from the host (HostBackend is the real
 // one): the tools the assistant may use, the instructions, calls as the
 // agent, and answers to confirmations. Errors from Call and Confirm are
-// shown to the client as the tool's error message.
+// shown to the client as the tool's error message. turn names the agent's
+// turn for taint (issue 4): Server uses one turn per *mcp.Server it builds,
+// which is the whole session of `harness mcp` and one request on stateless
+// HTTP.
 type Backend interface {
 	Tools(ctx context.Context) ([]Tool, error)
 	Instructions(ctx context.Context) (string, error)
-	Call(ctx context.Context, t Tool, input json.RawMessage) (*Outcome, error)
+	Call(ctx context.Context, t Tool, input json.RawMessage, turn string) (*Outcome, error)
 	Confirm(ctx context.Context, id string, approve bool) (*Outcome, error)
 }
 
@@ -121,6 +126,7 @@ func (s *Server) MCP(ctx context.Context) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	turn := newTurn()
 	srv := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "PKU harness", Version: s.opts.Version},
 		&mcp.ServerOptions{Instructions: instr, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
 	seen := map[string]bool{}
@@ -139,10 +145,10 @@ func (s *Server) MCP(ctx context.Context) (*mcp.Server, error) {
 				continue
 			}
 		}
-		srv.AddTool(MCPTool(t), s.handler(t))
+		srv.AddTool(MCPTool(t), s.handler(t, turn))
 	}
 	if len(onDemand) > 0 {
-		s.addUse(srv, onDemand)
+		s.addUse(srv, onDemand, turn)
 	}
 	return srv, nil
 }
@@ -169,7 +175,7 @@ func MCPTool(t Tool) *mcp.Tool {
 // addUse registers plugins__use, which starts offering a plugin's onDemand
 // tools; on a live session the new tools reach the client through
 // notifications/tools/list_changed.
-func (s *Server) addUse(srv *mcp.Server, onDemand map[string][]Tool) {
+func (s *Server) addUse(srv *mcp.Server, onDemand map[string][]Tool, turn string) {
 	ids := make([]any, 0, len(onDemand))
 	for id := range onDemand {
 		ids = append(ids, id)
@@ -203,7 +209,7 @@ func (s *Server) addUse(srv *mcp.Server, onDemand map[string][]Tool) {
 			for _, t := range tools {
 				names = append(names, t.Name)
 				if !already {
-					srv.AddTool(MCPTool(t), s.handler(t))
+					srv.AddTool(MCPTool(t), s.handler(t, turn))
 				}
 			}
 			v, _ := json.Marshal(map[string]any{"plugin": in.Plugin, "tools": names})
@@ -217,7 +223,7 @@ func (s *Server) addUse(srv *mcp.Server, onDemand map[string][]Tool) {
 // of older protocols on a session) or, when the client cannot elicit, a
 // refusal saying how to allow it; the retry carrying the answer goes to
 // Backend.Confirm.
-func (s *Server) handler(t Tool) mcp.ToolHandler {
+func (s *Server) handler(t Tool, turn string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
 		if p.RequestState != "" || p.InputResponses != nil {
@@ -232,7 +238,7 @@ func (s *Server) handler(t Tool) mcp.ToolHandler {
 			}
 			return valueResult(out, t.Title), nil
 		}
-		out, err := s.b.Call(ctx, t, p.Arguments)
+		out, err := s.b.Call(ctx, t, p.Arguments, turn)
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -298,4 +304,11 @@ func valueResult(out *Outcome, title string) *mcp.CallToolResult {
 // errorResult is a failed call: isError with the message as text.
 func errorResult(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+}
+
+// newTurn returns a fresh turn id.
+func newTurn() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (Go 1.24+)
+	return "mcp-" + hex.EncodeToString(b[:])
 }
