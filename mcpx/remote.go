@@ -103,15 +103,22 @@ type RemoteClient struct {
 	Timeout time.Duration
 }
 
-// bearer adds the Authorization header to every request.
+// bearer adds the Authorization header to requests for the plugin's own
+// scheme and host, and to no other: a redirect elsewhere never carries the
+// token.
 type bearer struct {
-	token string
-	base  http.RoundTripper
+	token  string
+	scheme string
+	host   string
+	base   http.RoundTripper
 }
 
-// RoundTrip sends r with the bearer token, on a copy of r as the
-// http.RoundTripper contract asks.
+// RoundTrip sends r, with the bearer token when it goes to the plugin's
+// server, on a copy of r as the http.RoundTripper contract asks.
 func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != b.scheme || r.URL.Host != b.host {
+		return b.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
@@ -127,7 +134,7 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 		rt = http.DefaultTransport
 	}
 	if c.Token != "" {
-		rt = &bearer{token: c.Token, base: rt}
+		rt = &bearer{token: c.Token, scheme: u.Scheme, host: u.Host, base: rt}
 	}
 	status := &statusRecorder{base: rt}
 	client := mcp.NewClient(&mcp.Implementation{Name: "pku-harness", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})

@@ -3,6 +3,7 @@ package mcpx
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -223,3 +224,31 @@ func TestTaint(t *testing.T) {
 		t.Errorf("tainted remote write: %v %s, asked %q", res.IsError, text(res), asked)
 	}
 }
+
+// TestBearerStaysHome: the token goes to the plugin's server only, never
+// to a host a redirect points at.
+func TestBearerStaysHome(t *testing.T) {
+	var seen []string
+	rec := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r.URL.Host+" "+r.Header.Get("Authorization"))
+		return &http.Response{StatusCode: 204, Body: http.NoBody, Request: r}, nil
+	})
+	b := &bearer{token: "tok", scheme: "https", host: "plugin.example.com", base: rec}
+	for _, u := range []string{"https://plugin.example.com/mcp", "https://evil.example.com/mcp", "http://plugin.example.com/mcp"} {
+		req, _ := http.NewRequest("POST", u, nil)
+		if _, err := b.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		if req.Header.Get("Authorization") != "" {
+			t.Error("the caller's request was changed")
+		}
+	}
+	want := "plugin.example.com Bearer tok|evil.example.com |plugin.example.com "
+	if got := strings.Join(seen, "|"); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
