@@ -116,15 +116,17 @@ func runCloudBench(env *Env) int {
 		o.profile = f
 	}
 	rep, err := runBench(ctx, o, env.Stderr)
+	if rep != nil { // a failure in a later phase keeps the figures measured before it
+		if asJSON {
+			b, _ := json.MarshalIndent(rep, "", "  ")
+			fmt.Fprintln(env.Stdout, string(b))
+		} else {
+			rep.print(env.Stdout)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "harness cloud bench:", err)
 		return ExitFail
-	}
-	if asJSON {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintln(env.Stdout, string(b))
-	} else {
-		rep.print(env.Stdout)
 	}
 	return ExitOK
 }
