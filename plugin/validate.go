@@ -530,7 +530,21 @@ func (v *validator) input(t *Tool, in *InputField, path string) {
 		switch _, typed := t.Pos[at("type")]; {
 		case typed:
 		case len(in.Enum) > 0:
-			v.terr(t, at("enum"), "", "%s.enum mixes types; write type", path)
+			hint := ""
+			for _, e := range in.Enum {
+				if _, ok := e.(bool); ok {
+					for _, e := range in.Enum {
+						if hint == "" {
+							hint = boolHint("boolean", e)
+						}
+					}
+					break
+				}
+			}
+			if hint == "" {
+				hint = "; write type"
+			}
+			v.terr(t, at("enum"), "", "%s.enum mixes types%s", path, hint)
 		default:
 			v.terr(t, path, "", "%s needs type (string, number, integer, boolean, array or object) or an enum", path)
 		}
@@ -542,13 +556,13 @@ func (v *validator) input(t *Tool, in *InputField, path string) {
 	}
 	for i, e := range in.Enum {
 		if !typeMatches(in.Type, e) {
-			v.terr(t, at("enum"), "", "%s.enum[%d] (%s) is not a %s", path, i, expr.TypeOf(e), in.Type)
+			v.terr(t, at("enum"), "", "%s.enum[%d] (%s) is not a %s%s", path, i, expr.TypeOf(e), in.Type, boolHint(in.Type, e))
 		}
 	}
 	if in.HasDefault {
 		switch {
 		case !typeMatches(in.Type, in.Default):
-			v.terr(t, at("default"), "", "%s.default (%s) is not a %s", path, expr.TypeOf(in.Default), in.Type)
+			v.terr(t, at("default"), "", "%s.default (%s) is not a %s%s", path, expr.TypeOf(in.Default), in.Type, boolHint(in.Type, in.Default))
 		case len(in.Enum) > 0 && !enumHas(in.Enum, in.Default):
 			v.terr(t, at("default"), "", "%s.default is not one of the enum values", path)
 		}
@@ -596,6 +610,20 @@ func (v *validator) input(t *Tool, in *InputField, path string) {
 		}
 		v.input(t, in.Items, at("items"))
 	}
+}
+
+// boolHint is the hint of fileDec.boolean for a value where typ asks for a boolean: YAML 1.2 reads
+// yes, no, on and off as strings. It is "" for any other value or type.
+func boolHint(typ string, v any) string {
+	s, ok := v.(string)
+	if typ != "boolean" || !ok {
+		return ""
+	}
+	switch strings.ToLower(s) {
+	case "yes", "no", "on", "off", "y", "n":
+		return fmt.Sprintf("; %q is a string in YAML 1.2 (write true or false)", s)
+	}
+	return ""
 }
 
 func typeMatches(typ string, v any) bool {
