@@ -250,3 +250,49 @@ func TestHousekeeping(t *testing.T) {
 		t.Fatal("housekeeping dropped a KV entry that never expires")
 	}
 }
+
+// TestPermissionMatrixThroughCall runs a tool of every effect as every
+// actor under every mode through Host.Call (modes stored in the database,
+// the audit log written) and compares the outcomes with the golden file.
+func TestPermissionMatrixThroughCall(t *testing.T) {
+	files := demo("1.0.0", [3]string{"PLUGIN.md", "  hello: tools/hello.yaml", `  hello: tools/hello.yaml
+  pay: tools/pay.yaml
+  post: tools/post.yaml`},
+		[3]string{"tools/pay.yaml", "", "title: 付款\ndescription: Pays.\neffect: money\nreturn: \"'paid'\"\n"},
+		[3]string{"tools/post.yaml", "", "title: 发帖\ndescription: Posts.\neffect: public\nreturn: \"'posted'\"\n"})
+	e := newEnv(t, files)
+	ctx := context.Background()
+	e.install(t, link)
+	tools := map[plugin.Effect]string{plugin.EffectRead: "hello", plugin.EffectWrite: "note", plugin.EffectMoney: "pay", plugin.EffectPublic: "post"}
+	var b strings.Builder
+	for _, mode := range []Mode{ModeAuto, ModeAsk, ModeDeny} {
+		for _, eff := range plugin.Effects {
+			if err := e.h.SetMode(ctx, "demo", eff, mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, actor := range []Actor{ActorUser, ActorAgent, ActorScheduler} {
+			for _, eff := range plugin.Effects {
+				var in any
+				if eff == plugin.EffectWrite {
+					in = mustJSON(t, `{"text":"x"}`)
+				}
+				res, err := e.h.Call(ctx, CallRequest{Actor: actor, Plugin: "demo", Tool: tools[eff], Input: in})
+				outcome := ""
+				var ref *Refusal
+				switch {
+				case errors.As(err, &ref):
+					outcome = "refused"
+				case err != nil:
+					t.Fatalf("%s %s %s: %v", mode, actor, eff, err)
+				case res.Confirmation != nil:
+					outcome = "confirm"
+				default:
+					outcome = "ran " + jsonOf(t, res.Value)
+				}
+				fmt.Fprintf(&b, "%-4s %-9s %-6s → %s\n", mode, actor, eff, outcome)
+			}
+		}
+	}
+	golden(t, "permissions_call.golden", b.String())
+}
