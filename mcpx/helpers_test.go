@@ -129,6 +129,9 @@ func mustJSON(v any) string {
 }
 
 func text(res *mcp.CallToolResult) string {
+	if res == nil {
+		return "<no result>"
+	}
 	s := ""
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

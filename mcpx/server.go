@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -116,41 +117,103 @@ func NewServer(b Backend, opts Options) *Server {
 // MCP builds an *mcp.Server with the tools offered now: every tool of the
 // Backend except onDemand tools of plugins not yet used, plus plugins__use
 // when some plugin has onDemand tools. Two tools with the same model name
-// keep the first.
+// keep the first. On a stateful session (Options.Stateless unset) the list
+// is brought up to date before every tools/list and tools/call, so plugins
+// installed, removed or switched while a client is connected show up, with
+// notifications/tools/list_changed.
 func (s *Server) MCP(ctx context.Context) (*mcp.Server, error) {
-	tools, err := s.b.Tools(ctx)
-	if err != nil {
-		return nil, err
-	}
 	instr, err := s.b.Instructions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	turn := newTurn()
 	srv := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "PKU harness", Version: s.opts.Version},
 		&mcp.ServerOptions{Instructions: instr, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
-	seen := map[string]bool{}
+	ss := &session{s: s, srv: srv, turn: newTurn(), have: map[string]Tool{}}
+	if err := ss.sync(ctx); err != nil {
+		return nil, err
+	}
+	if !s.opts.Stateless {
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/list" || method == "tools/call" {
+					if err := ss.sync(ctx); err != nil {
+						return nil, err
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	return srv, nil
+}
+
+// session is the tool list of one *mcp.Server.
+type session struct {
+	s    *Server
+	srv  *mcp.Server
+	turn string
+
+	mu       sync.Mutex
+	have     map[string]Tool   // model name → tool registered on srv
+	onDemand map[string][]Tool // plugin → its onDemand tools
+}
+
+// sync registers the tools the Backend offers now and removes the others.
+func (ss *session) sync(ctx context.Context) error {
+	tools, err := ss.s.b.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	want := map[string]Tool{}
 	onDemand := map[string][]Tool{}
+	var order []string
 	for _, t := range tools {
-		if seen[t.Name] || !ValidModelName(t.Name) {
+		if _, dup := want[t.Name]; dup || !ValidModelName(t.Name) || t.Name == UseTool {
 			continue
 		}
-		seen[t.Name] = true
 		if t.OnDemand {
 			onDemand[t.Plugin] = append(onDemand[t.Plugin], t)
-			s.mu.Lock()
-			used := s.used[t.Plugin]
-			s.mu.Unlock()
+			ss.s.mu.Lock()
+			used := ss.s.used[t.Plugin]
+			ss.s.mu.Unlock()
 			if !used {
 				continue
 			}
 		}
-		srv.AddTool(MCPTool(t), s.handler(t, turn))
+		want[t.Name] = t
+		order = append(order, t.Name)
 	}
-	if len(onDemand) > 0 {
-		s.addUse(srv, onDemand, turn)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var gone []string
+	for name := range ss.have {
+		if _, ok := want[name]; !ok && name != UseTool {
+			gone = append(gone, name)
+		}
 	}
-	return srv, nil
+	if _, ok := ss.have[UseTool]; ok && len(onDemand) == 0 {
+		gone = append(gone, UseTool)
+	}
+	if len(gone) > 0 {
+		ss.srv.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(ss.have, name)
+		}
+	}
+	for _, name := range order {
+		t := want[name]
+		if old, ok := ss.have[name]; ok && reflect.DeepEqual(old, t) {
+			continue
+		}
+		ss.srv.AddTool(MCPTool(t), ss.s.handler(t, ss.turn))
+		ss.have[name] = t
+	}
+	if len(onDemand) > 0 && !reflect.DeepEqual(onDemand, ss.onDemand) {
+		ss.addUse(onDemand)
+		ss.have[UseTool] = Tool{Name: UseTool}
+	}
+	ss.onDemand = onDemand
+	return nil
 }
 
 // MCPTool is the MCP description of t: name, title, description, input
@@ -174,8 +237,8 @@ func MCPTool(t Tool) *mcp.Tool {
 
 // addUse registers plugins__use, which starts offering a plugin's onDemand
 // tools; on a live session the new tools reach the client through
-// notifications/tools/list_changed.
-func (s *Server) addUse(srv *mcp.Server, onDemand map[string][]Tool, turn string) {
+// notifications/tools/list_changed. ss.mu is held.
+func (ss *session) addUse(onDemand map[string][]Tool) {
 	ids := make([]any, 0, len(onDemand))
 	for id := range onDemand {
 		ids = append(ids, id)
@@ -189,7 +252,7 @@ func (s *Server) addUse(srv *mcp.Server, onDemand map[string][]Tool, turn string
 		"required":             []any{"plugin"},
 		"additionalProperties": false,
 	}
-	srv.AddTool(&mcp.Tool{Name: UseTool, Title: "Use a plugin",
+	ss.srv.AddTool(&mcp.Tool{Name: UseTool, Title: "Use a plugin",
 		Description: "Load the tools of a plugin that are offered only on demand. Call it when the user's request needs that plugin.",
 		InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -197,20 +260,21 @@ func (s *Server) addUse(srv *mcp.Server, onDemand map[string][]Tool, turn string
 				Plugin string `json:"plugin"`
 			}
 			_ = json.Unmarshal(req.Params.Arguments, &in)
-			tools, ok := onDemand[in.Plugin]
+			ss.mu.Lock()
+			tools, ok := ss.onDemand[in.Plugin]
+			ss.mu.Unlock()
 			if !ok {
 				return errorResult(fmt.Errorf("no plugin %q has tools to load (known: %v)", in.Plugin, ids)), nil
 			}
-			s.mu.Lock()
-			already := s.used[in.Plugin]
-			s.used[in.Plugin] = true
-			s.mu.Unlock()
+			ss.s.mu.Lock()
+			ss.s.used[in.Plugin] = true
+			ss.s.mu.Unlock()
+			if err := ss.sync(ctx); err != nil {
+				return errorResult(err), nil
+			}
 			names := []string{}
 			for _, t := range tools {
 				names = append(names, t.Name)
-				if !already {
-					srv.AddTool(MCPTool(t), s.handler(t, turn))
-				}
 			}
 			v, _ := json.Marshal(map[string]any{"plugin": in.Plugin, "tools": names})
 			return valueResult(&Outcome{Value: v}, ""), nil

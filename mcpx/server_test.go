@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // TestListTools: the listed tools (names, titles, annotations, schemas) are
@@ -165,5 +168,50 @@ func TestOnDemand(t *testing.T) {
 	res, _ = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: UseTool, Arguments: map[string]any{"plugin": "shuttle"}})
 	if !res.IsError {
 		t.Error("plugins__use shuttle: no error")
+	}
+}
+
+// TestLiveList: on a stateful session, tools follow the host while the
+// client is connected: a disabled plugin's tools go, a mode set to deny
+// hides its tools, and a client calling a gone tool gets an error.
+func TestLiveList(t *testing.T) {
+	e := newTestEnv(t)
+	changed := make(chan struct{}, 16)
+	cs := connect(t, NewServer(e.b, Options{}), &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	names := func() string {
+		res, err := cs.ListTools(ctxT(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			if strings.HasPrefix(tool.Name, "notes__") || tool.Name == UseTool {
+				out = append(out, tool.Name)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	if got := names(); got != "notes__add notes__echo notes__fail plugins__use" {
+		t.Fatalf("before: %s", got)
+	}
+	if err := e.h.SetMode(ctxT(t), "notes", plugin.EffectWrite, host.ModeDeny); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "notes__echo notes__fail plugins__use" {
+		t.Errorf("write denied: %s", got)
+	}
+	if err := e.h.SetEnabled(ctxT(t), "notes", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "" {
+		t.Errorf("disabled: %s", got)
+	}
+	select {
+	case <-changed:
+	case <-ctxT(t).Done():
+		t.Error("no tools/list_changed")
+	}
+	if _, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "notes__echo", Arguments: map[string]any{"word": "a"}}); err == nil || !strings.Contains(err.Error(), `unknown tool "notes__echo"`) {
+		t.Errorf("call of a gone tool: %v", err)
 	}
 }
