@@ -4,6 +4,7 @@
 import * as esbuild from 'esbuild';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
 
 const check = process.argv.includes('--check');
 const common = { bundle: true, write: false, legalComments: 'eof', target: 'es2020', charset: 'utf8' };
@@ -15,6 +16,9 @@ const vectors = await esbuild.build({ ...common, entryPoints: ['test/vectors.mjs
 outputs.push(['testdata/vectors-check.mjs', vectors.outputFiles[0].text]);
 outputs.push(['dist/demo/view/index.html', readFileSync('src/view.html', 'utf8')]);
 outputs.push(['dist/demo/view/view.css', readFileSync('src/view.css', 'utf8')]);
+// The inputs' hashes, so a Go test (TestBuildIsFresh) notices sources edited without a rebuild.
+const inputs = ['build.mjs', 'package-lock.json', 'src/protocol.js', 'src/view.css', 'src/view.html', 'src/view.js', 'test/vectors.mjs'];
+outputs.push(['testdata/sources.sha256', inputs.map((p) => `${createHash('sha256').update(readFileSync(p)).digest('hex')}  ${p}\n`).join('')]);
 
 let stale = 0;
 for (const [path, text] of outputs) {

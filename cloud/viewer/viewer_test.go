@@ -1,6 +1,8 @@
 package viewer
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -81,5 +83,31 @@ func TestJSVectors(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^ok: \d+ checks\n$`).Match(out) {
 		t.Fatalf("unexpected output: %q", out)
+	}
+}
+
+// TestBuildIsFresh checks that dist/ was built from the sources as they are: `npm run build`
+// records the SHA-256 of every input in testdata/sources.sha256.
+func TestBuildIsFresh(t *testing.T) {
+	list, err := os.ReadFile("testdata/sources.sha256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(list)), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("testdata/sources.sha256 lists %d inputs", len(lines))
+	}
+	for _, line := range lines {
+		want, path, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("bad line %q", line)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
+			t.Errorf("%s changed since the last build: run `npm ci && npm run build` in cloud/viewer and commit dist/", path)
+		}
 	}
 }
