@@ -186,8 +186,8 @@ func (ch *Channel) handle(data []byte) error {
 					continue
 				}
 			}
+			ch.mu.Lock() // st may be shared with the old map, which Send reads under mu
 			st.online = ps.Online
-			ch.mu.Lock()
 			ch.peers[ps.PeerID] = st
 			ch.mu.Unlock()
 		}
