@@ -38,15 +38,13 @@ type pair struct {
 }
 
 // mapping returns the pairs of a map node in written order, or reports that n is not a map. what
-// names the value in the message ("the manifest", "input.day").
+// names the value in the message ("the manifest", "input.day"). Null is not a map: a frontmatter
+// of `null` or `~`, or `input:` with nothing after it, is an error, not an empty map.
 func (f *fileDec) mapping(n *yaml.Node, what, step string) ([]pair, bool) {
 	if n == nil {
 		return nil, false
 	}
 	if n.Kind != yaml.MappingNode {
-		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-			return nil, true
-		}
 		f.errorf(n, step, "%s must be a map, not %s", what, yamlKind(n))
 		return nil, false
 	}

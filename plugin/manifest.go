@@ -28,6 +28,9 @@ type rawManifest struct {
 func decodeManifest(f *fileDec, root *yaml.Node) (*Manifest, *rawManifest) {
 	m := &Manifest{Pos: Positions{}}
 	raw := &rawManifest{inlineTools: map[string]*yaml.Node{}}
+	// The frontmatter was read, whatever its shape: Validate checks the required fields even when
+	// the root is not a map (`null`, `{}`), so such a manifest never passes with no id.
+	m.Pos[""] = f.pos(root)
 	fs, ok := f.fields(root, "the manifest", "", manifestFields...)
 	if !ok {
 		return m, raw

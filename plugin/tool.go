@@ -320,9 +320,6 @@ const maxStepDepth = 16
 // decodeSteps decodes a list of steps; path is "steps" or "steps[2].then".
 func decodeSteps(f *fileDec, n *yaml.Node, path string, env *expr.Env, depth int) []*Step {
 	if n.Kind != yaml.SequenceNode {
-		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-			return nil
-		}
 		f.errorf(n, "", "%s must be a list of steps, not %s", path, yamlKind(n))
 		return nil
 	}

@@ -187,8 +187,8 @@ func Decode(fsys fs.FS, name, display string, data []byte) ([]*Case, error) {
 			d.yamlError(err)
 			break
 		}
-		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
-			index-- // an empty document, e.g. after a final `---`
+		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null" && doc.Content[0].Value == "") {
+			index-- // an empty document, e.g. after a final `---`; a written null or ~ is an error
 			continue
 		}
 		if c := d.decodeCase(doc.Content[0], index); c != nil {
@@ -322,10 +322,10 @@ func (d *decoder) decodeCase(n *yaml.Node, index int) *Case {
 		d.errorf(c.Pos, "test: missing key \"tool\"")
 	}
 	if v := f["input"]; v != nil {
-		if in, ok := d.value(v, 0); ok {
-			if v.ShortTag() != "!!null" {
-				c.Input = in
-			}
+		if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+			d.errorf(pos(v), "input must be a mapping, got null (leave input out for no input)")
+		} else if in, ok := d.value(v, 0); ok {
+			c.Input = in
 		}
 	}
 	if v := f["now"]; v != nil {

@@ -33,6 +33,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"expectRequests query", "tool: a\nexpect: 1\nexpectRequests:\n  - { match: x, query: 1 }\n", "t.yaml:4:24: expectRequests[0].query must be a mapping, got the scalar \"1\""},
 		{"kv expires bad", "tool: a\nkv: { k: { value: 1, expires: soon } }\nexpect: 1\n", "t.yaml:2:31: kv k: expires: cannot read \"soon\" as a time (want ISO 8601 such as 2030-03-04T10:00:00+08:00, or Unix milliseconds)"},
 		{"second document", "tool: a\nexpect: 1\n---\ntool: b\n", "t.yaml:4:1: test: missing key \"expect\" or \"expectError\""},
+		{"null document", "null\n", "t.yaml:1:1: test must be a mapping, got null"},
+		{"~ document after a test", "tool: a\nexpect: 1\n---\n~\n", "t.yaml:4:1: test must be a mapping, got null"},
+		{"input null", "tool: a\ninput: ~\nexpect: 1\n", "t.yaml:2:8: input must be a mapping, got null (leave input out for no input)"},
+		{"input empty", "tool: a\ninput:\nexpect: 1\n", "t.yaml:2:7: input must be a mapping, got null (leave input out for no input)"},
 		{"custom tag", "tool: a\nexpect: !foo 1\n", "t.yaml:2:9: unsupported YAML tag !foo"},
 	}
 	fsys := fstest.MapFS{}
