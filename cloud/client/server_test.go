@@ -95,7 +95,7 @@ func (l *trackingListener) dropAll() int {
 	return n
 }
 
-func newTestServer(t testing.TB) *testServer {
+func newTestServer(t testing.TB, configure ...func(*server.Config)) *testServer {
 	t.Helper()
 	ctx := context.Background()
 	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
@@ -107,6 +107,9 @@ func newTestServer(t testing.TB) *testServer {
 	cfg.Now = ts.clock.Now
 	cfg.PowDifficulty = 8
 	cfg.Pages = viewer.FS()
+	for _, f := range configure {
+		f(&cfg)
+	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
