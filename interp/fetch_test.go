@@ -86,6 +86,19 @@ func TestPublicAddr(t *testing.T) {
 		{"::ffff:8.8.8.8", true},
 		{"224.0.0.1", false},
 		{"255.255.255.255", false},
+		{"64:ff9b::8.8.8.8", true},
+		{"64:ff9b::127.0.0.1", false},
+		{"64:ff9b::a9fe:a9fe", false},
+		{"64:ff9b:1::8.8.8.8", false},
+		{"2002:7f00:1::1", false},
+		{"2002:808:808::1", true},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false},
+		{"2001:db8::1", false},
+		{"192.0.2.1", false},
+		{"198.18.0.1", false},
+		{"240.0.0.1", false},
+		{"ff02::1", false},
+		{"fe80::1%eth0", false},
 	}
 	for _, tc := range tests {
 		if got := PublicAddr(netip.MustParseAddr(tc.addr)); got != tc.want {

@@ -10,40 +10,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pkuinfo/harness/internal/netguard"
 )
 
-// blockedPrefixes are the address ranges a plugin request may never reach,
-// beyond what netip.Addr's predicates cover: shared address space (CGNAT),
-// "this network", IETF protocol assignments, benchmarking, reserved and
-// broadcast, NAT64 well-known prefix mapping to private space is covered by
-// unmapping.
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-}
-
-// PublicAddr reports whether a plugin request may connect to addr: not
-// loopback, private (RFC 1918, fc00::/7), link-local, multicast,
-// unspecified, CGNAT or reserved. IPv4-mapped IPv6 addresses are judged as
-// IPv4.
-func PublicAddr(addr netip.Addr) bool {
-	addr = addr.Unmap()
-	if !addr.IsValid() || addr.IsLoopback() || addr.IsPrivate() || addr.IsUnspecified() ||
-		addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
-		addr.IsInterfaceLocalMulticast() || addr.IsMulticast() {
-		return false
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(addr) {
-			return false
-		}
-	}
-	return true
-}
+// PublicAddr reports whether a plugin request may connect to addr: not loopback, private,
+// link-local, multicast, unspecified, broadcast or another special-purpose range, with the IPv4
+// address inside IPv4-mapped, NAT64 and 6to4 addresses judged as IPv4. It is
+// netguard.PublicAddr, the list plugin files are fetched under too.
+func PublicAddr(addr netip.Addr) bool { return netguard.PublicAddr(addr) }
 
 // dialControl refuses non-public addresses at dial time, after DNS
 // resolution, so a host name that resolves (or re-resolves) to a private
