@@ -29,6 +29,21 @@ type Conflict struct{ Msg string }
 // Error says what conflicts.
 func (e *Conflict) Error() string { return "host: " + e.Msg }
 
+// Unreadable is the error for a plugin source that cannot be read: a
+// malformed install link, a server that does not answer or answers with an
+// error, a missing folder or PLUGIN.md, files over the size limits. It is
+// the requester's to fix, not a fault of the host.
+type Unreadable struct {
+	Source string
+	Err    error
+}
+
+// Error names the source and what went wrong.
+func (e *Unreadable) Error() string { return fmt.Sprintf("host: %s: %v", e.Source, e.Err) }
+
+// Unwrap returns the loader's error.
+func (e *Unreadable) Unwrap() error { return e.Err }
+
 // Invalid is the error for a plugin that does not validate; Diagnostics
 // holds its errors (SPEC-DECISIONS §7).
 type Invalid struct {

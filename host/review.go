@@ -126,7 +126,7 @@ func (h *Host) fetch(ctx context.Context, src string) (*reviewed, error) {
 	case strings.Contains(src, "://"):
 		link, lerr := plugin.ResolveLink(src)
 		if lerr != nil {
-			return nil, fmt.Errorf("host: %s: %w", src, lerr)
+			return nil, &Unreadable{Source: src, Err: lerr}
 		}
 		official = link.Official
 		p, diags, err = plugin.Load(ctx, h.fetcher, src)
@@ -139,7 +139,7 @@ func (h *Host) fetch(ctx context.Context, src string) (*reviewed, error) {
 		p, diags, err = plugin.LoadDir(abs)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("host: %s: %w", src, err)
+		return nil, &Unreadable{Source: src, Err: err}
 	}
 	if plugin.HasErrors(diags) {
 		return nil, &Invalid{Source: source, Diagnostics: errorsOnly(diags)}

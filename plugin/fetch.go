@@ -76,11 +76,15 @@ func (m MapFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, 
 	return b, nil
 }
 
-// HTTPFetcher fetches files over https. It refuses other schemes, follows at most 5 redirects
-// (to https only), reads at most the bytes it is allowed, and gives up after Timeout per file
-// (10 s when zero) or when the context ends, whichever comes first. Without a Client it also
-// refuses to connect to loopback, private, link-local and other non-public addresses (checked
-// when dialling, after DNS), so that an install link cannot reach into the host's network.
+// HTTPFetcher fetches files over https, and over plain http from this machine only (a URL whose
+// host is LoopbackHost, for a plugin folder served locally during development). It refuses other
+// schemes, follows at most 5 redirects (to https, or from a loopback http link to loopback http),
+// reads at most the
+// bytes it is allowed, and gives up after Timeout per file (10 s when zero) or when the context
+// ends, whichever comes first. Without a Client it also refuses to connect to loopback, private,
+// link-local and other non-public addresses (checked when dialling, after DNS), so that an
+// install link cannot reach into the host's network; a plain http URL is the exception, and its
+// connections go to loopback addresses only.
 type HTTPFetcher struct {
 	// Client sends the requests; nil means a client that dials public addresses only.
 	Client *http.Client
@@ -114,6 +118,35 @@ var publicClient = &http.Client{Transport: &http.Transport{
 	IdleConnTimeout:     30 * time.Second,
 }}
 
+// loopbackClient dials loopback addresses only: the client for plain http links.
+var loopbackClient = &http.Client{Transport: &http.Transport{
+	Proxy: nil,
+	DialContext: (&net.Dialer{
+		Timeout: 10 * time.Second,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return fmt.Errorf("dial %s: not an IP address", address)
+			}
+			if !ip.Unmap().IsLoopback() {
+				return fmt.Errorf("refusing to connect to %s: an http link may only reach this machine", ip)
+			}
+			return nil
+		},
+	}).DialContext,
+	MaxIdleConns:    4,
+	IdleConnTimeout: 30 * time.Second,
+}}
+
+// plainLoopback reports whether u is an http URL to this machine.
+func plainLoopback(u *url.URL) bool {
+	return strings.EqualFold(u.Scheme, "http") && LoopbackHost(u.Hostname())
+}
+
 // publicAddr reports whether ip is a public unicast address.
 func publicAddr(ip netip.Addr) bool {
 	ip = ip.Unmap()
@@ -141,12 +174,12 @@ var specialPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("2001:db8::/32"),
 }
 
-// Fetch GETs the https URL name. A status other than 200 is an error naming the status; 404 wraps
-// fs.ErrNotExist.
+// Fetch GETs the https (or loopback http) URL name. A status other than 200 is an error naming
+// the status; 404 wraps fs.ErrNotExist.
 func (h *HTTPFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, error) {
 	u, err := url.Parse(name)
-	if err != nil || u.Scheme != "https" {
-		return nil, fmt.Errorf("%s: only https URLs can be fetched", name)
+	if err != nil || (u.Scheme != "https" && !plainLoopback(u)) {
+		return nil, fmt.Errorf("%s: only https URLs (or http to localhost) can be fetched", name)
 	}
 	timeout := h.Timeout
 	if timeout <= 0 {
@@ -155,7 +188,11 @@ func (h *HTTPFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := h.Client
-	if client == nil {
+	switch {
+	case client != nil:
+	case u.Scheme == "http":
+		client = loopbackClient
+	default:
 		client = publicClient
 	}
 	c := *client
@@ -163,7 +200,8 @@ func (h *HTTPFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte
 		if len(via) >= 5 {
 			return fmt.Errorf("more than 5 redirects")
 		}
-		if req.URL.Scheme != "https" {
+		// http stays on this machine: only a loopback http link may redirect to loopback http.
+		if req.URL.Scheme != "https" && !(plainLoopback(via[0].URL) && plainLoopback(req.URL)) {
 			return fmt.Errorf("redirect to %s: only https is allowed", req.URL.Redacted())
 		}
 		return nil

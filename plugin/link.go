@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -32,8 +33,9 @@ const rawGitHub = "https://raw.githubusercontent.com/"
 //	pkuharness://plugin?src=URL-ENCODED-LINK              → the inner link, resolved
 //
 // A ref containing "/" cannot be told apart from a path in a tree or blob link; the first
-// segment is taken as the ref. Only https is accepted. The error says what is wrong with the
-// link.
+// segment is taken as the ref. Only https is accepted, except plain http to this machine
+// (LoopbackHost) for a plugin folder served locally during development, and never inside a
+// pkuharness:// link. The error says what is wrong with the link.
 func ResolveLink(link string) (Link, error) {
 	return resolveLink(strings.TrimSpace(link), 0)
 }
@@ -58,7 +60,11 @@ func resolveLink(link string, depth int) (Link, error) {
 		return resolveLink(src, depth+1)
 	case "https":
 	case "http":
-		return Link{}, fmt.Errorf("link %q: only https links are allowed", link)
+		// Plain http only reaches this machine, for serving a plugin folder during development
+		// (python3 -m http.server); a pkuharness:// link, which comes from a web page, may not.
+		if depth > 0 || !LoopbackHost(u.Hostname()) {
+			return Link{}, fmt.Errorf("link %q: only https links are allowed (http only to localhost, 127.0.0.0/8 or [::1])", link)
+		}
 	case "":
 		return Link{}, fmt.Errorf("link %q: not a URL (use https://… or pkuharness://plugin?src=…)", link)
 	default:
@@ -133,6 +139,16 @@ func githubLink(link string, segs []string) (Link, error) {
 		return Link{Manifest: base + ManifestFile, Base: base, Official: official}, nil
 	}
 	return Link{}, fmt.Errorf("link %q: unsupported GitHub link (use …/OWNER/REPO, …/tree/REF/PATH or …/blob/REF/PATH/%s)", link, ManifestFile)
+}
+
+// LoopbackHost reports whether host (a URL's Hostname, without port or brackets) is
+// "localhost" or a loopback address (127.0.0.0/8, ::1): the hosts a plain http link may name.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
 
 func isOfficialRepo(owner, repo string) bool {

@@ -38,6 +38,12 @@ func TestResolveLink(t *testing.T) {
 			"https://example.org/p/PLUGIN.md", "https://example.org/p/", false},
 		{"spaces around", "  https://github.com/alice/rooms  ",
 			raw + "alice/rooms/HEAD/PLUGIN.md", raw + "alice/rooms/HEAD/", false},
+		{"http to loopback (a local folder during development)", "http://127.0.0.1:8099/demo/PLUGIN.md",
+			"http://127.0.0.1:8099/demo/PLUGIN.md", "http://127.0.0.1:8099/demo/", false},
+		{"http to localhost", "HTTP://LocalHost:8000/PLUGIN.md",
+			"http://LocalHost:8000/PLUGIN.md", "http://LocalHost:8000/", false},
+		{"http to ::1", "http://[::1]:8000/a/PLUGIN.md",
+			"http://[::1]:8000/a/PLUGIN.md", "http://[::1]:8000/a/", false},
 		{"escaped path segment", "https://github.com/alice/plugins/tree/main/空闲 教室",
 			raw + "alice/plugins/main/%E7%A9%BA%E9%97%B2%20%E6%95%99%E5%AE%A4/PLUGIN.md", raw + "alice/plugins/main/%E7%A9%BA%E9%97%B2%20%E6%95%99%E5%AE%A4/", false},
 	}
@@ -56,7 +62,13 @@ func TestResolveLink(t *testing.T) {
 
 func TestResolveLinkErrors(t *testing.T) {
 	tests := []struct{ link, want string }{
-		{"http://github.com/alice/rooms", `link "http://github.com/alice/rooms": only https links are allowed`},
+		{"http://github.com/alice/rooms", `link "http://github.com/alice/rooms": only https links are allowed (http only to localhost, 127.0.0.0/8 or [::1])`},
+		{"http://10.0.0.1/p/PLUGIN.md", `link "http://10.0.0.1/p/PLUGIN.md": only https links are allowed (http only to localhost, 127.0.0.0/8 or [::1])`},
+		{"http://localhost.example.org/PLUGIN.md", `link "http://localhost.example.org/PLUGIN.md": only https links are allowed (http only to localhost, 127.0.0.0/8 or [::1])`},
+		{"http://127.0.0.1.nip.io/PLUGIN.md", `link "http://127.0.0.1.nip.io/PLUGIN.md": only https links are allowed (http only to localhost, 127.0.0.0/8 or [::1])`},
+		{"pkuharness://plugin?src=" + url.QueryEscape("http://127.0.0.1:8000/p/PLUGIN.md"), `link "http://127.0.0.1:8000/p/PLUGIN.md": only https links are allowed (http only to localhost, 127.0.0.0/8 or [::1])`},
+		{"http://127.0.0.1:8000/p/", `link "http://127.0.0.1:8000/p/": an https link must end in /PLUGIN.md (or be a GitHub folder, repository or file link)`},
+		{"http://user:pw@localhost/PLUGIN.md", `link "http://user:pw@localhost/PLUGIN.md": credentials in links are not allowed`},
 		{"github.com/alice/rooms", `link "github.com/alice/rooms": not a URL (use https://… or pkuharness://plugin?src=…)`},
 		{"ftp://example.org/PLUGIN.md", `link "ftp://example.org/PLUGIN.md": unsupported scheme ftp (use https)`},
 		{"https://github.com/alice", `link "https://github.com/alice": a GitHub link needs an owner and a repository`},
@@ -110,6 +122,20 @@ func TestCheckRelPath(t *testing.T) {
 		}
 		if got != tc.clean || gotErr != tc.err {
 			t.Errorf("checkRelPath(%q) = %q, %q; want %q, %q", tc.in, got, gotErr, tc.clean, tc.err)
+		}
+	}
+}
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "127.0.0.1": true, "127.8.9.10": true,
+		"::1": true, "::ffff:127.0.0.1": true, "0.0.0.0": false, "::": false,
+		"10.0.0.1": false, "192.168.1.1": false, "169.254.169.254": false, "example.org": false,
+		"localhost.example.org": false, "127.0.0.1.nip.io": false, "127.1": false,
+		"fe80::1%lo": false, "::1%lo": false, "": false,
+	} {
+		if got := LoopbackHost(host); got != want {
+			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
 		}
 	}
 }

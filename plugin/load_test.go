@@ -290,8 +290,8 @@ func TestLoadHTTPS(t *testing.T) {
 	if _, _, err := Load(context.Background(), f, srv.URL+"/redirect/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "only https is allowed") {
 		t.Errorf("redirect to http: err = %v", err)
 	}
-	// A link to http is refused before any request.
-	if _, _, err := Load(context.Background(), f, strings.Replace(srv.URL, "https:", "http:", 1)+"/p/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "only https links are allowed") {
+	// A link to http on another machine is refused before any request.
+	if _, _, err := Load(context.Background(), f, "http://192.0.2.1/p/PLUGIN.md"); err == nil || !strings.Contains(err.Error(), "only https links are allowed") {
 		t.Errorf("http link: err = %v", err)
 	}
 	// The default client never dials a loopback or private address.
@@ -302,6 +302,52 @@ func TestLoadHTTPS(t *testing.T) {
 	untrusting := &HTTPFetcher{Client: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{}}}}
 	if _, _, err := Load(context.Background(), untrusting, srv.URL+"/p/PLUGIN.md"); err == nil {
 		t.Error("an untrusted certificate was accepted")
+	}
+}
+
+// TestLoadHTTPLoopback: a plugin folder served over plain http on this machine (python3 -m
+// http.server) loads with the default fetcher; plain http never leaves the machine.
+func TestLoadHTTPLoopback(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away/PLUGIN.md":
+			http.Redirect(w, r, "http://192.0.2.1/p/PLUGIN.md", http.StatusFound)
+			return
+		case "/tls/PLUGIN.md":
+			http.Redirect(w, r, "https://192.0.2.1/p/PLUGIN.md", http.StatusFound)
+			return
+		}
+		text, ok := roomsFiles[strings.TrimPrefix(r.URL.Path, "/p/")]
+		if !ok || !strings.HasPrefix(r.URL.Path, "/p/") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(text))
+	}))
+	t.Cleanup(srv.Close)
+	port := strings.TrimPrefix(srv.URL, "http://127.0.0.1:")
+	f := &HTTPFetcher{}
+	for _, link := range []string{srv.URL + "/p/PLUGIN.md", "http://localhost:" + port + "/p/PLUGIN.md"} {
+		p, ds, err := Load(context.Background(), f, link)
+		if err != nil {
+			t.Fatalf("%s: %v", link, err)
+		}
+		if len(ds) != 0 || p.Tool("free") == nil {
+			t.Fatalf("%s: diagnostics %v", link, ds)
+		}
+	}
+	for _, tc := range []struct{ link, want string }{
+		{srv.URL + "/away/PLUGIN.md", "only https is allowed"},
+		// A redirect from a loopback http link to https elsewhere is dialled by the loopback-only client.
+		{srv.URL + "/tls/PLUGIN.md", "an http link may only reach this machine"},
+	} {
+		if _, _, err := Load(context.Background(), f, tc.link); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.link, err, tc.want)
+		}
+	}
+	// The fetcher itself refuses plain http to other hosts, whatever the loader allowed.
+	if _, err := f.Fetch(context.Background(), "http://192.0.2.1/p/PLUGIN.md", 1<<10); err == nil || !strings.Contains(err.Error(), "only https URLs (or http to localhost) can be fetched") {
+		t.Errorf("http to another host: err = %v", err)
 	}
 }
 

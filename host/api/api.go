@@ -160,6 +160,7 @@ func classify(err error) *Error {
 		nf  *host.NotFound
 		c   *host.Conflict
 		inv *host.Invalid
+		ur  *host.Unreadable
 		ref *host.Refusal
 		ie  *interp.Error
 		mbe *http.MaxBytesError
@@ -176,6 +177,8 @@ func classify(err error) *Error {
 	case errors.As(err, &inv):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_plugin", Message: err.Error(),
 			Extra: map[string]any{"diagnostics": inv.Diagnostics}}
+	case errors.As(err, &ur):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "bad_source", Message: err.Error()}
 	case errors.As(err, &ref):
 		return &Error{Status: http.StatusForbidden, Code: "refused", Message: err.Error(),
 			Extra: map[string]any{"reason": ref.Reason}}
@@ -226,6 +229,9 @@ func readJSON(r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return badRequest("the body is not the JSON this route takes: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("the body is not the JSON this route takes: more than one JSON value")
 	}
 	return nil
 }

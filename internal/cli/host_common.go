@@ -47,7 +47,7 @@ type hostFlags struct {
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.data, "data", "", "data directory (default $XDG_DATA_HOME/pku-harness)")
-	fs.StringVar(&f.ca, "ca", "", "PEM file of a CA to trust for install links; also lets links reach loopback and private addresses (for testing a local server)")
+	fs.StringVar(&f.ca, "ca", "", "PEM file of a CA to trust for install links; also lets https links reach loopback and private addresses (plain http to localhost needs no flag)")
 }
 
 // parseInterleaved parses flags that may come before or after positional
