@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,7 +53,7 @@ func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool)
 			d.errorf(file, expr.Pos{Line: 1, Col: 1}, "", "file is empty")
 			return nil, false
 		}
-		reportYAMLError(src, err, d)
+		reportYAMLError(src, text, err, d)
 		return nil, false
 	}
 	var extra yaml.Node
@@ -60,7 +61,7 @@ func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool)
 		d.errorf(file, src.nodePos(&extra), "", "a file holds one YAML document; remove the second `---`")
 		return nil, false
 	} else if !errors.Is(err, io.EOF) {
-		reportYAMLError(src, err, d)
+		reportYAMLError(src, text, err, d)
 		return nil, false
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
@@ -74,11 +75,35 @@ func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool)
 	return root, true
 }
 
-func reportYAMLError(src *source, err error, d *diagList) {
-	msg := err.Error()
-	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		p := expr.Pos{Line: line, Col: 1}
+// reportYAMLError reports a syntax error of the YAML parser. The parser's message carries a line
+// (often the line of the enclosing collection, not of the problem) and no column, so the position
+// is found again: the shortest prefix of text that fails with the same problem ends at the
+// character the parser stopped at (yamlProblemAt). When that search does not settle, the error
+// points at the parser's line, at its first non-blank character.
+func reportYAMLError(src *source, text []byte, err error, d *diagList) {
+	line, msg := splitYAMLError(err.Error())
+	var p expr.Pos
+	var off int
+	var ok bool
+	if strings.HasPrefix(msg, "did not find expected ',' or ") {
+		// The parser fails at the end of the text, inside an unclosed [ or {; a shorter prefix
+		// would fail at an item of it. Point at the bracket.
+		close := msg[len(msg)-2]
+		off, ok = unclosedBracket(text, len(text)-1, map[byte]byte{']': '[', '}': '{'}[close], close)
+		if ok {
+			msg += fmt.Sprintf(" (this %c is not closed)", text[off])
+		}
+	} else {
+		off, ok = yamlProblemAt(text, msg)
+	}
+	if ok {
+		p = src.pos(off)
+		if text[off] == '\t' && inIndent(text, off) {
+			d.errorf(src.name, p, "", "YAML does not allow tabs for indentation; indent with spaces")
+			return
+		}
+	} else {
+		p = expr.Pos{Line: max(line, 1), Col: 1}
 		if line >= 1 && line <= len(src.lines) {
 			off := src.lines[line-1]
 			for off < len(src.text) && (src.text[off] == ' ' || src.text[off] == '\t') {
@@ -86,14 +111,89 @@ func reportYAMLError(src *source, err error, d *diagList) {
 			}
 			p = src.pos(off)
 		}
-		msg := m[2]
-		if strings.Contains(msg, "mapping values are not allowed") {
-			msg += " (quote a value that contains \": \" or \" : \", such as an expression)"
-		}
-		d.errorf(src.name, p, "", "YAML: %s", msg)
-		return
 	}
-	d.errorf(src.name, expr.Pos{Line: 1, Col: 1}, "", "YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	if strings.Contains(msg, "mapping values are not allowed") {
+		msg += " (quote a value that contains \": \" or \" : \", such as an expression)"
+	}
+	d.errorf(src.name, p, "", "YAML: %s", msg)
+}
+
+// splitYAMLError splits "yaml: line 3: problem" into 3 and "problem" (0 when there is no line:
+// the parser leaves it out on the first line).
+func splitYAMLError(s string) (int, string) {
+	if m := yamlLineErr.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, m[2]
+	}
+	return 0, strings.TrimPrefix(s, "yaml: ")
+}
+
+// maxProblemSearch caps the text yamlProblemAt searches; plugin files are far smaller.
+const maxProblemSearch = 64 << 10
+
+// yamlProblemAt returns the offset of the character at which parsing text fails with problem msg:
+// the last byte of the shortest prefix that fails with msg while the prefix one byte shorter does
+// not. A binary search finds it, so the search assumes that a prefix failing with msg stays failing
+// when it grows; the final check confirms the answer, and ok is false when it does not hold.
+func yamlProblemAt(text []byte, msg string) (off int, ok bool) {
+	if len(text) > maxProblemSearch {
+		return 0, false
+	}
+	fails := func(n int) bool {
+		dec := yaml.NewDecoder(bytes.NewReader(text[:n]))
+		for {
+			var doc yaml.Node
+			err := dec.Decode(&doc)
+			if err == nil {
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return false
+			}
+			_, m := splitYAMLError(err.Error())
+			return m == msg
+		}
+	}
+	n := sort.Search(len(text)+1, fails)
+	if n == 0 || n > len(text) || !fails(n) || fails(n-1) {
+		return 0, false
+	}
+	off = n - 1
+	for off > 0 && !utf8.RuneStart(text[off]) {
+		off--
+	}
+	return off, true
+}
+
+// unclosedBracket returns the offset of the open bracket before off that is not closed by then,
+// skipping pairs of open and close.
+func unclosedBracket(text []byte, off int, open, close byte) (int, bool) {
+	if open == 0 || off < 0 || off >= len(text) {
+		return 0, false
+	}
+	depth := 0
+	for i := off; i >= 0; i-- {
+		switch text[i] {
+		case close:
+			depth++
+		case open:
+			if depth == 0 {
+				return i, true
+			}
+			depth--
+		}
+	}
+	return 0, false
+}
+
+// inIndent reports whether text[off] is in the blanks that start its line.
+func inIndent(text []byte, off int) bool {
+	for i := off - 1; i >= 0 && text[i] != '\n'; i-- {
+		if text[i] != ' ' && text[i] != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 func firstInvalidUTF8(b []byte) int {
