@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pkuinfo/harness/internal/netguard"
 )
 
 // Fetcher reads one file of a plugin. name is the absolute URL the loader computed (for links) or
@@ -147,32 +149,9 @@ func plainLoopback(u *url.URL) bool {
 	return strings.EqualFold(u.Scheme, "http") && LoopbackHost(u.Hostname())
 }
 
-// publicAddr reports whether ip is a public unicast address.
-func publicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid(), ip.IsUnspecified(), ip.IsLoopback(), ip.IsPrivate(), ip.IsLinkLocalUnicast(),
-		ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast(), ip.IsMulticast():
-		return false
-	}
-	// Shared address space (RFC 6598), benchmarking (RFC 2544) and other special ranges.
-	for _, p := range specialPrefixes {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
-var specialPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2001:db8::/32"),
-}
+// publicAddr reports whether ip may be dialled by publicClient: netguard's list, the one plugin
+// requests are held to as well.
+func publicAddr(ip netip.Addr) bool { return netguard.PublicAddr(ip) }
 
 // Fetch GETs the https (or loopback http) URL name. A status other than 200 is an error naming
 // the status; 404 wraps fs.ErrNotExist.
