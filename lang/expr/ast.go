@@ -85,7 +85,8 @@ type (
 		op    string
 		opc   opcode
 		x, y  node
-		paren bool // written in parentheses (matters only for mixing ?? with || and &&)
+		paren bool      // written in parentheses (matters only for mixing ?? with || and &&)
+		fast  *fastCode // compiled form when this is the root of a numeric subtree (fast.go)
 	}
 	condNode struct {
 		p       Pos

@@ -409,6 +409,24 @@ func (b *Budget) reserve(need, want int64) (int64, error) {
 	}
 }
 
+// tryReserve is reserve that changes nothing when the budget cannot afford need.
+func (b *Budget) tryReserve(need, want int64) (int64, bool) {
+	for {
+		if b.exceeded.Load() {
+			return 0, false
+		}
+		u := b.used.Load()
+		avail := b.limit - u
+		if avail < need {
+			return 0, false
+		}
+		take := min(want, avail)
+		if b.used.CompareAndSwap(u, u+take) {
+			return take, true
+		}
+	}
+}
+
 // release gives back n reserved operations that were not spent.
 func (b *Budget) release(n int64) {
 	if n > 0 && !b.exceeded.Load() {

@@ -47,6 +47,11 @@ func (x *Expr) Eval(ctx context.Context, vars Vars, b *Budget) (v any, err error
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if r, ok := x.root.(*binaryNode); ok && r.fast != nil {
+		if v, ok := r.evalRootFast(ctx, vars, b); ok {
+			return v, nil
+		}
+	}
 	st := &state{ctx: ctx, vars: vars, b: b, scope: x}
 	defer st.finish(&v, &err)
 	return x.root.eval(st)
@@ -426,6 +431,11 @@ func evalNum(st *state, n node) (f float64, v any, isNum bool, err error) {
 }
 
 func (n *binaryNode) evalNum(st *state) (float64, any, bool, error) {
+	if n.fast != nil {
+		if f, v, isNum, done := n.evalFast(st); done {
+			return f, v, isNum, nil
+		}
+	}
 	if err := st.tick(n.p); err != nil {
 		return 0, nil, false, err
 	}

@@ -98,6 +98,7 @@ func parseExpr(src string) (root node, errs ErrorList) {
 	if len(p.errs) > 0 {
 		return nil, p.errs
 	}
+	compileFast(root)
 	return root, nil
 }
 

@@ -3,6 +3,7 @@ package expr
 import (
 	"context"
 	"strings"
+	"unsafe"
 )
 
 // Template is a parsed template (SPEC-DECISIONS §3): text with ${expr} holes. `$${` writes a
@@ -102,6 +103,9 @@ func parseHole(src string, at int) (root node, end int, errs ErrorList) {
 	if p.tok.end-at > MaxSourceLen {
 		p.errorf(posAt(src, at), "expression is too long (%d bytes, the limit is %d)", p.tok.end-at, MaxSourceLen)
 	}
+	if len(p.errs) == 0 {
+		compileFast(root)
+	}
 	return root, p.tok.end, p.errs
 }
 
@@ -139,16 +143,28 @@ func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (result any
 	if t.IsSingle() {
 		return t.exprs[0].root.eval(st)
 	}
-	var sb strings.Builder
-	for i, s := range t.strs {
-		sb.WriteString(s)
-		if i == len(t.exprs) {
-			break
-		}
-		x := t.exprs[i]
+	// Evaluate every hole first (in order, charging as before), then build the text in one
+	// buffer of the exact size. A number keeps its value and is spelled while writing.
+	var textBuf [8]string
+	var numBuf [8]float64
+	var isNumBuf [8]bool
+	texts, nums, isNum := textBuf[:0], numBuf[:0], isNumBuf[:0]
+	if len(t.exprs) > len(textBuf) {
+		texts, nums, isNum = make([]string, 0, len(t.exprs)), make([]float64, 0, len(t.exprs)), make([]bool, 0, len(t.exprs))
+	}
+	size := 0
+	for _, s := range t.strs {
+		size += len(s)
+	}
+	for _, x := range t.exprs {
 		v, err := x.root.eval(st)
 		if err != nil {
 			return nil, err
+		}
+		if f, ok := v.(float64); ok {
+			texts, nums, isNum = append(texts, ""), append(nums, f), append(isNum, true)
+			size += 24 // the longest spelling of a number
+			continue
 		}
 		text, err := ToText(v)
 		if err != nil {
@@ -159,9 +175,22 @@ func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (result any
 				return nil, err
 			}
 		}
-		sb.WriteString(text)
+		texts, nums, isNum = append(texts, text), append(nums, 0), append(isNum, false)
+		size += len(text)
 	}
-	return sb.String(), nil
+	buf := make([]byte, 0, size)
+	for i, s := range t.strs {
+		buf = append(buf, s...)
+		if i == len(texts) {
+			break
+		}
+		if isNum[i] {
+			buf = appendNumberText(buf, nums[i])
+		} else {
+			buf = append(buf, texts[i]...)
+		}
+	}
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
 }
 
 // Check checks every expression of the template as Expr.Check does; positions are in the

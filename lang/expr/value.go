@@ -426,6 +426,17 @@ func FormatNumber(f float64) string {
 	return string(appendNumber(nil, f))
 }
 
+// appendNumberText appends FormatNumber(f) without making a string.
+func appendNumberText(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f), math.IsInf(f, 0), f == 0:
+		return append(b, FormatNumber(f)...)
+	case f == math.Trunc(f) && math.Abs(f) < 1e15:
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	return appendNumber(b, f)
+}
+
 // appendNumber appends the JavaScript spelling of a finite, non-zero f.
 func appendNumber(b []byte, f float64) []byte {
 	if f < 0 {
