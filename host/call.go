@@ -63,6 +63,7 @@ type Confirmation struct {
 	Turn    string        `json:"turn,omitempty"`
 	Expires time.Time     `json:"expires"`
 	input   any
+	hash    string // the plugin version the user is asked about
 }
 
 // Input returns the input the confirmed call will run with (an expr value).
@@ -96,6 +97,7 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 		c := &Confirmation{
 			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title,
 			Effect: t.Effect, Reason: reason, Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
+			hash: p.Hash,
 		}
 		h.mu.Lock()
 		h.sweep()
@@ -107,9 +109,12 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	return h.run(ctx, req, p, t, start)
 }
 
-// Confirm answers a Confirmation: approve runs the call as it was asked
-// (permissions are not checked again, the user has just allowed it); a
-// refusal is a *Refusal. An unknown or expired id is *NotFound.
+// Confirm answers a Confirmation: approve runs the call as it was asked,
+// the user having just allowed it, unless meanwhile the plugin changed
+// version (an accepted update may have made the tool stronger than the
+// question said) or the rules now refuse the call (a mode set to deny):
+// then, as when the user declines, the answer is a *Refusal. An unknown or
+// expired id is *NotFound.
 func (h *Host) Confirm(ctx context.Context, id string, approve bool) (*CallResult, error) {
 	h.mu.Lock()
 	c := h.pending[id]
@@ -120,15 +125,22 @@ func (h *Host) Confirm(ctx context.Context, id string, approve bool) (*CallResul
 	}
 	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn}
 	start := time.Now()
-	p, t, _, err := h.tool(ctx, c.Plugin, c.Tool)
+	p, t, modes, err := h.tool(ctx, c.Plugin, c.Tool)
 	if err != nil {
 		return nil, err
 	}
-	if !approve {
-		h.audit(ctx, req, t.Effect, "refused", "the user declined", time.Since(start))
-		return nil, &Refusal{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Reason: "the user declined"}
+	reason := "the user declined"
+	if approve {
+		if d, why := Decide(c.Actor, t, modes[t.Effect], false); d == Refuse {
+			reason = why
+		} else if p.Hash != c.hash {
+			reason = fmt.Sprintf("%s changed since the confirmation was asked (now %s); ask again", c.Plugin, p.Manifest.Version)
+		} else {
+			return h.run(ctx, req, p, t, start)
+		}
 	}
-	return h.run(ctx, req, p, t, start)
+	h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
+	return nil, &Refusal{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Reason: reason}
 }
 
 // Pending returns the confirmations waiting for an answer.
