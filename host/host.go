@@ -25,6 +25,7 @@ type Host struct {
 	transport http.RoundTripper
 	now       func() time.Time
 	privNet   bool
+	loadLimit time.Duration // how long reading one plugin source may take (LoadTimeout)
 
 	// Statements on every call's path, parsed once.
 	stmtTool, stmtAudit *sql.Stmt
@@ -78,13 +79,14 @@ func New(db *store.DB, opts ...Option) (*Host, error) {
 		return nil, errors.New("host: no store")
 	}
 	h := &Host{
-		db:      db,
-		fetcher: &plugin.HTTPFetcher{},
-		now:     time.Now,
-		loaded:  map[string]*plugin.Plugin{},
-		reviews: map[string]*reviewed{},
-		pending: map[string]*Confirmation{},
-		taint:   map[string]time.Time{},
+		db:        db,
+		fetcher:   &plugin.HTTPFetcher{},
+		now:       time.Now,
+		loadLimit: LoadTimeout,
+		loaded:    map[string]*plugin.Plugin{},
+		reviews:   map[string]*reviewed{},
+		pending:   map[string]*Confirmation{},
+		taint:     map[string]time.Time{},
 	}
 	for _, o := range opts {
 		o(h)

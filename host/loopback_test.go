@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/host/store"
 )
@@ -96,5 +98,42 @@ func TestLocalHTTPLink(t *testing.T) {
 		if !errors.As(err, &u) || !strings.Contains(err.Error(), "only https links are allowed") {
 			t.Errorf("Review(%s) = %v, want an *Unreadable that says only https", bad, err)
 		}
+	}
+}
+
+// TestSlowSource: a server that answers each file slowly cannot hold a
+// review past the host's load limit; the error says so.
+func TestSlowSource(t *testing.T) {
+	manifest := "---\nspec: 1\nid: slow\nname: 慢\ndescription: 慢。\nversion: 1.0.0\nauthor: a\ntools:\n"
+	for i := range 40 {
+		manifest += fmt.Sprintf("  t%d: tools/t%d.yaml\n", i, i)
+	}
+	manifest += "---\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/PLUGIN.md" {
+			io.WriteString(w, manifest)
+			return
+		}
+		<-r.Context().Done() // within the fetcher's per-file limit, but never done
+	}))
+	defer srv.Close()
+	db, err := store.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.loadLimit = 300 * time.Millisecond
+	start := time.Now()
+	_, err = h.Review(context.Background(), srv.URL+"/PLUGIN.md")
+	var u *Unreadable
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "reading the plugin took longer than 300ms: the server is too slow") {
+		t.Fatalf("Review = %v, want an *Unreadable that says it took too long", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Review took %s", d)
 	}
 }

@@ -110,7 +110,23 @@ func (h *Host) Review(ctx context.Context, src string) (*Review, error) {
 }
 
 // fetch loads src (see Review) and validates it.
+// LoadTimeout bounds reading one plugin source, all its files together: a
+// server that answers every file slowly (each within the fetcher's own
+// per-file limit) cannot hold a review, an install or an update for longer.
+const LoadTimeout = time.Minute
+
 func (h *Host) fetch(ctx context.Context, src string) (*reviewed, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, h.loadLimit)
+	defer cancel()
+	r, err := h.load(ctx, src)
+	if ctx.Err() != nil && parent.Err() == nil {
+		return nil, &Unreadable{Source: src, Err: fmt.Errorf("reading the plugin took longer than %s: the server is too slow", h.loadLimit)}
+	}
+	return r, err
+}
+
+func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 	var (
 		p        *plugin.Plugin
 		diags    []plugin.Diagnostic
