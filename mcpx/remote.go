@@ -136,6 +136,9 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 	if c.Token != "" {
 		rt = &bearer{token: c.Token, scheme: u.Scheme, host: u.Host, base: rt}
 	}
+	// The SDK sends requests on a context of its own; bind each to ctx so
+	// that the deadline, or the end of Describe or Call, cuts it.
+	rt = &boundTransport{ctx: ctx, base: rt}
 	status := &statusRecorder{base: rt}
 	client := mcp.NewClient(&mcp.Implementation{Name: "pku-harness", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
@@ -158,6 +161,19 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 		return nil, fmt.Errorf("remote plugin %s: connect: %w", c.URL, err)
 	}
 	return cs, nil
+}
+
+// boundTransport cancels every request when ctx ends, whatever context the
+// request was made with.
+type boundTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (b *boundTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rctx, cancel := context.WithCancelCause(r.Context())
+	context.AfterFunc(b.ctx, func() { cancel(context.Cause(b.ctx)) })
+	return b.base.RoundTrip(r.WithContext(rctx))
 }
 
 // statusRecorder remembers the last HTTP status, so that a refused token

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -252,3 +254,25 @@ func TestBearerStaysHome(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRemoteTimeout: a server that never answers is cut by the context
+// deadline (RemoteClient.Timeout), with a message saying so.
+func TestRemoteTimeout(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	start := time.Now()
+	_, err := (&RemoteClient{URL: hang.URL + "/mcp", Timeout: 300 * time.Millisecond}).Describe(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Errorf("got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s", d)
+	}
+}
