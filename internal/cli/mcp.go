@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync"
@@ -77,10 +78,23 @@ func runMCP(env *Env) int {
 
 // mcpServe mounts /mcp on `harness serve`: stateless Streamable HTTP behind
 // the API's loopback Host check, with the bearer token of $HARNESS_MCP_TOKEN
-// when it is set.
+// when it is set. It also adds GET /v1/remote-plugins, the installed remote
+// plugins as JSON (never their tokens).
 func mcpServe(ctx context.Context, h *host.Host, s *api.Server) error {
-	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h, Remotes: mcpx.NewRegistry(h.Store())}, mcpx.Options{Version: Version, Stateless: true})
+	reg := mcpx.NewRegistry(h.Store())
+	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h, Remotes: reg}, mcpx.Options{Version: Version, Stateless: true})
 	s.Handle("/mcp", mcpx.Handler(srv, os.Getenv(MCPTokenEnv), slog.Default()))
+	s.HandleFunc("GET /v1/remote-plugins", func(w http.ResponseWriter, r *http.Request) error {
+		list, err := reg.List(r.Context())
+		if err != nil {
+			return err
+		}
+		if list == nil {
+			list = []*mcpx.RemotePlugin{}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		return json.NewEncoder(w).Encode(map[string]any{"plugins": list})
+	})
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -158,6 +159,15 @@ func TestMCPServe(t *testing.T) {
 	}
 	if _, err := dial("", nil); err == nil {
 		t.Error("connected without the token")
+	}
+	resp, err := http.Get("http://" + addr + "/v1/remote-plugins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "{\"plugins\":[]}\n" {
+		t.Errorf("GET /v1/remote-plugins: %d %q", resp.StatusCode, body)
 	}
 	cs, err := dial("s3cret", nil)
 	if err != nil {
