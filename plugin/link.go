@@ -15,8 +15,9 @@ type Link struct {
 	Manifest string
 	// Base is the URL the plugin's relative paths resolve against; it ends with "/".
 	Base string
-	// Official is true for links into github.com/pkuinfo/pku-harness-plugins (seed: "Official
-	// means bundled with the app or linked from github.com/pkuinfo/pku-harness-plugins").
+	// Official is true for links to a plugin folder under plugins/ on the main branch of
+	// github.com/pkuinfo/pku-harness-plugins (seed: "Official means bundled with the app or
+	// linked from github.com/pkuinfo/pku-harness-plugins"); see isOfficial.
 	Official bool
 }
 
@@ -99,7 +100,7 @@ func resolveLink(link string, depth int) (Link, error) {
 		base.Path += "/"
 	}
 	base.RawPath = ""
-	official := host == "raw.githubusercontent.com" && len(segs) >= 2 && isOfficialRepo(segs[0], segs[1])
+	official := host == "raw.githubusercontent.com" && len(segs) >= 3 && isOfficial(segs[0], segs[1], segs[2:len(segs)-1])
 	return Link{Manifest: manifest, Base: base.String(), Official: official}, nil
 }
 
@@ -113,7 +114,6 @@ func githubLink(link string, segs []string) (Link, error) {
 			return Link{}, fmt.Errorf("link %q: the path may not contain %s", link, s)
 		}
 	}
-	official := isOfficialRepo(owner, repo)
 	root := rawGitHub + url.PathEscape(owner) + "/" + url.PathEscape(repo) + "/"
 	escape := func(ss []string) string {
 		out := make([]string, len(ss))
@@ -125,18 +125,18 @@ func githubLink(link string, segs []string) (Link, error) {
 	switch {
 	case len(segs) == 2:
 		base := root + "HEAD/"
-		return Link{Manifest: base + ManifestFile, Base: base, Official: official}, nil
+		return Link{Manifest: base + ManifestFile, Base: base}, nil
 	case segs[2] == "tree" && len(segs) >= 4:
 		dir := escape(segs[3:])
 		base := root + dir + "/"
-		return Link{Manifest: base + ManifestFile, Base: base, Official: official}, nil
+		return Link{Manifest: base + ManifestFile, Base: base, Official: isOfficial(owner, repo, segs[3:])}, nil
 	case segs[2] == "blob" && len(segs) >= 5:
 		if segs[len(segs)-1] != ManifestFile {
 			return Link{}, fmt.Errorf("link %q: a GitHub file link must point at %s", link, ManifestFile)
 		}
 		dir := escape(segs[3 : len(segs)-1])
 		base := root + dir + "/"
-		return Link{Manifest: base + ManifestFile, Base: base, Official: official}, nil
+		return Link{Manifest: base + ManifestFile, Base: base, Official: isOfficial(owner, repo, segs[3:len(segs)-1])}, nil
 	}
 	return Link{}, fmt.Errorf("link %q: unsupported GitHub link (use …/OWNER/REPO, …/tree/REF/PATH or …/blob/REF/PATH/%s)", link, ManifestFile)
 }
@@ -153,6 +153,26 @@ func LoopbackHost(host string) bool {
 
 func isOfficialRepo(owner, repo string) bool {
 	return strings.EqualFold(owner, "pkuinfo") && strings.EqualFold(repo, "pku-harness-plugins")
+}
+
+// isOfficial reports whether a folder of a GitHub repository, refPath being the ref and the
+// folder's path, holds an official plugin: one merged under plugins/ on the main branch of
+// pkuinfo/pku-harness-plugins (seed: "open a pull request that adds its folder under plugins/").
+// Another ref is not: GitHub serves any fork's commits under the parent repository's name, so a
+// commit or pull-request ref there may hold anyone's files.
+func isOfficial(owner, repo string, refPath []string) bool {
+	if !isOfficialRepo(owner, repo) {
+		return false
+	}
+	switch {
+	case len(refPath) >= 3 && refPath[0] == "main":
+		refPath = refPath[1:]
+	case len(refPath) >= 5 && refPath[0] == "refs" && refPath[1] == "heads" && refPath[2] == "main":
+		refPath = refPath[3:]
+	default:
+		return false
+	}
+	return refPath[0] == "plugins"
 }
 
 func splitPath(p string) []string {
