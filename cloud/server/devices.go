@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,7 +156,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err := readJSON(w, r, 4<<10, &req); err != nil {
 		return err
 	}
-	if want := s.origin(r); req.Aud != want {
+	if want := s.origin(r); !audMatches(req.Aud, want) {
 		return errf(protocol.CodeUnauthorized, "aud %q is not this server's origin %q", req.Aud, want)
 	}
 	now := s.nowMs()
@@ -190,6 +192,34 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	tok := s.mintToken(tokenClaims{Sub: dev.ID, Plg: req.Plugin, Svc: protocol.NormalizeServices(req.Services), Exp: exp})
 	writeJSON(w, http.StatusOK, protocol.AuthTokenResponse{Token: tok, ExpiresAt: exp})
 	return nil
+}
+
+// audMatches reports whether a signed aud names this server, whose origin is want. Besides want
+// itself, a loopback origin (http://127.0.0.1:8787, the default of `harness cloud serve`) also
+// accepts the other loopback spellings of the same scheme and port — localhost, any 127/8
+// address, [::1] — since they name the same machine: the seed's own Base URL is
+// http://localhost:8787. A token request signed for another machine is still refused.
+func audMatches(aud, want string) bool {
+	if aud == want {
+		return true
+	}
+	if want == "" {
+		return false
+	}
+	a, errA := url.Parse(aud)
+	w, errW := url.Parse(want)
+	if errA != nil || errW != nil || a.Scheme != w.Scheme || a.Port() != w.Port() || a.Port() == "" {
+		return false
+	}
+	return isLoopbackHost(a.Hostname()) && isLoopbackHost(w.Hostname())
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
 
 // deleteDevice answers DELETE /v1/devices/me: every record of the device goes, its open

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,6 +133,18 @@ func TestAuthToken(t *testing.T) {
 		{"ok", nil, false, 200, ""},
 		{"wrong aud", func(r *protocol.AuthTokenRequest) { r.Aud = "http://127.0.0.1:1" }, true, 401,
 			`{"error":{"code":"unauthorized","message":"aud \"http://127.0.0.1:1\" is not this server's origin \"` + e.url + `\""}}`},
+		// The seed's Base URL is http://localhost:8787: loopback spellings of the server's own
+		// loopback origin name the same machine.
+		{"aud localhost alias", func(r *protocol.AuthTokenRequest) { r.Aud = strings.Replace(e.url, "127.0.0.1", "localhost", 1) }, true, 200, ""},
+		{"aud [::1] alias", func(r *protocol.AuthTokenRequest) { r.Aud = strings.Replace(e.url, "127.0.0.1", "[::1]", 1) }, true, 200, ""},
+		{"aud localhost other port", func(r *protocol.AuthTokenRequest) { r.Aud = "http://localhost:1" }, true, 401,
+			`{"error":{"code":"unauthorized","message":"aud \"http://localhost:1\" is not this server's origin \"` + e.url + `\""}}`},
+		{"aud https alias", func(r *protocol.AuthTokenRequest) {
+			r.Aud = strings.Replace(e.url, "http://127.0.0.1", "https://localhost", 1)
+		}, true, 401, ""},
+		{"aud other host same port", func(r *protocol.AuthTokenRequest) {
+			r.Aud = strings.Replace(e.url, "127.0.0.1", "cloud.example.org", 1)
+		}, true, 401, ""},
 		{"ts 300001 ms early", func(r *protocol.AuthTokenRequest) { r.Ts -= 300_001 }, true, 401,
 			`{"error":{"code":"unauthorized","message":"ts is 300001 ms from the server's clock; the limit is ±300000"}}`},
 		{"ts 300001 ms late", func(r *protocol.AuthTokenRequest) { r.Ts += 300_001 }, true, 401,

@@ -34,6 +34,20 @@ func (c *conn) enqueue(b []byte) {
 	}
 }
 
+// offer queues a relayed frame without blocking and reports whether it fit. A full queue drops
+// the frame, not the receiver: a burst the frame-rate limit allows (60 frames, or 60 × maxPeers
+// from an owner) must not disconnect the party at the other end, and a receiver that really
+// stops reading is still dropped by its writer's WriteTimeout. The sender is told with an
+// `error` frame (seed 003: a violating frame is dropped with an `error` frame).
+func (c *conn) offer(b []byte) bool {
+	select {
+	case c.send <- b:
+		return true
+	default:
+		return false
+	}
+}
+
 // close asks the writer to flush what is queued, then close with code (0: just drop).
 func (c *conn) close(code int, reason string) {
 	c.once.Do(func() {
@@ -348,7 +362,9 @@ func (s *Server) relayOwnerFrame(rm *room, data []byte) []byte {
 			return ownerError(protocol.CodeConflict, "peer "+f.To+" is offline; use the mailbox")
 		}
 		out := protocol.PeerInFrame{T: protocol.FrameMsg, Env: f.Env}
-		st.conn.enqueue(out.AppendJSON(make([]byte, 0, len(f.Env.N)+len(f.Env.C)+40)))
+		if !st.conn.offer(out.AppendJSON(make([]byte, 0, len(f.Env.N)+len(f.Env.C)+40))) {
+			return ownerError(protocol.CodeRateLimited, "peer "+f.To+" is not reading fast enough; frame dropped")
+		}
 	case protocol.FrameKick:
 		st := rm.seats[f.PeerID]
 		if st == nil {
@@ -402,7 +418,11 @@ func (s *Server) relayPeerFrame(rm *room, st *seat, data []byte) (*protocol.Erro
 			return e, peerError(e.Code, e.Message)
 		}
 		out := protocol.OwnerInFrame{T: protocol.FrameMsg, PeerID: st.p.ID, Env: f.Env}
-		rm.owner.enqueue(out.AppendJSON(make([]byte, 0, len(st.p.ID)+len(f.Env.N)+len(f.Env.C)+56)))
+		if !rm.owner.offer(out.AppendJSON(make([]byte, 0, len(st.p.ID)+len(f.Env.N)+len(f.Env.C)+56))) {
+			e := errf(protocol.CodeRateLimited, "the owner is not reading fast enough; frame dropped")
+			e.RetryAfterS = 1
+			return e, peerError(e.Code, e.Message)
+		}
 	}
 	return nil, nil
 }
