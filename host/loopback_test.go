@@ -137,3 +137,15 @@ func TestSlowSource(t *testing.T) {
 		t.Errorf("Review took %s", d)
 	}
 }
+
+// TestEmptySource: an empty source is an error, not the current folder.
+func TestEmptySource(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	for _, src := range []string{"", "  "} {
+		_, err := e.h.Review(context.Background(), src)
+		var u *Unreadable
+		if !errors.As(err, &u) || err.Error() != `host: "": no source: give an install link, a folder or official:NAME` {
+			t.Errorf("Review(%q) = %v", src, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -135,6 +136,9 @@ func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 		source   = src
 	)
 	switch {
+	case strings.TrimSpace(src) == "":
+		// Not the current folder: an empty argument is a mistake, not a request.
+		return nil, &Unreadable{Source: `""`, Err: errors.New("no source: give an install link, a folder or official:NAME")}
 	case strings.HasPrefix(src, OfficialSource):
 		name := strings.TrimPrefix(src, OfficialSource)
 		p, diags, err = loadBundled(ctx, name)
