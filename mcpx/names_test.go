@@ -90,3 +90,28 @@ func TestRemoteInstructions(t *testing.T) {
 		})
 	}
 }
+
+// FuzzModelName: for any plugin id and tool name (remote names included),
+// the model name obeys ^[A-Za-z0-9_-]{1,64}$ and is a function of its
+// inputs; RemoteToolName gives at most 40 characters of [A-Za-z0-9_].
+func FuzzModelName(f *testing.F) {
+	for _, s := range [][2]string{{"shuttle", "next"}, {"mcp-demo-canteen", "菜单"}, {strings.Repeat("p", 41), strings.Repeat("t", 40)}, {"", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, id, tool string) {
+		name := ModelName(id, RemoteToolName(tool))
+		if !ValidModelName(name) {
+			t.Fatalf("ModelName(%q, %q) = %q", id, tool, name)
+		}
+		if name != ModelName(id, RemoteToolName(tool)) {
+			t.Fatal("not stable")
+		}
+		r := RemoteToolName(tool)
+		if len(r) == 0 || len(r) > RemoteNameMax || sanitize(r, "") != r {
+			t.Fatalf("RemoteToolName(%q) = %q", tool, r)
+		}
+		if pid, ok := RemotePluginID(tool); ok && (len(pid) > 41 || !ValidModelName(pid)) {
+			t.Fatalf("RemotePluginID(%q) = %q", tool, pid)
+		}
+	})
+}
