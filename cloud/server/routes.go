@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
@@ -11,6 +12,9 @@ import (
 // `%2e%2e` and `//` inside store keys reach the key check instead of being rewritten.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	esc := r.URL.EscapedPath()
+	// The whole request, body included, must arrive within BodyTimeout (ReadHeaderTimeout only
+	// covers the headers); the socket and SSE handlers lift the deadline once they accept.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if !strings.HasPrefix(esc, "/v1/") && !strings.HasPrefix(esc, "/s/") && !strings.HasPrefix(esc, "/w/") {
 		s.run(w, r, notFound)

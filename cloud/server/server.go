@@ -61,6 +61,11 @@ type Config struct {
 	PingInterval time.Duration
 	// WriteTimeout bounds each write to a client (default 10 s).
 	WriteTimeout time.Duration
+	// BodyTimeout bounds reading each request, body included, from the moment its headers are
+	// in (default 30 s): a client that declares a body and trickles it, or never sends it, is cut
+	// off even when the handler answers without reading it (net/http would otherwise wait to
+	// discard up to 256 KB of it). Sockets and SSE streams lift it once accepted.
+	BodyTimeout time.Duration
 	// SweepInterval is how often expiry is checked (default 1 s).
 	SweepInterval time.Duration
 	// SendQueue is the number of frames queued per connection before it is dropped as too slow
@@ -84,6 +89,7 @@ func DefaultConfig(st Storage) Config {
 		TokensPerDevice: RatePolicy{Name: "token", Quota: 120, Window: time.Minute},
 		PingInterval:    25 * time.Second,
 		WriteTimeout:    10 * time.Second,
+		BodyTimeout:     bodyTimeout,
 		SweepInterval:   time.Second,
 		SendQueue:       16,
 	}
@@ -146,6 +152,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	fill(&cfg.SaltRotation, def.SaltRotation)
 	fill(&cfg.PingInterval, def.PingInterval)
 	fill(&cfg.WriteTimeout, def.WriteTimeout)
+	fill(&cfg.BodyTimeout, def.BodyTimeout)
 	fill(&cfg.SweepInterval, def.SweepInterval)
 	if cfg.SendQueue <= 0 {
 		cfg.SendQueue = def.SendQueue

@@ -22,9 +22,8 @@ import (
 // idle sockets cost no read buffer of their own.
 var readPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// readBody reads at most max bytes of body within bodyTimeout.
+// readBody reads at most max bytes of body, within the BodyTimeout deadline ServeHTTP set.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -76,6 +75,8 @@ func headerHas(h http.Header, name, token string) bool {
 }
 
 func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+	// The request's BodyTimeout read deadline would outlive the hijack and cut the socket.
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		OriginPatterns:  s.cfg.WebSocketOrigins,
 		CompressionMode: websocket.CompressionDisabled,
@@ -277,6 +278,8 @@ func (s *Server) peerEvents(id string) handlerFunc {
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Accel-Buffering", "no")
+		// A stream, not a request: no BodyTimeout (net/http's background read would end it).
+		rc.SetReadDeadline(time.Time{})
 		c := newConn(s.cfg.SendQueue)
 		if rm.attachPeer(st.p.TokenHash, c, s.nowMs()) == nil {
 			return errf(protocol.CodeUnauthorized, "no seat")
