@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // Checkers for the seed's string patterns, written out by hand (no regexp) because the server
@@ -113,7 +114,12 @@ func CheckStoreKey(key string) error {
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if !isB64URLChar(c) && c != '.' && c != ':' && c != '/' {
-			return fieldErr("key", "character %q at byte %d is not allowed (A-Z a-z 0-9 . _ : / -)", c, i)
+			// Name the character, not its first byte ('键', not 'é'); a byte that starts no
+			// UTF-8 character is shown in hex.
+			if r, size := utf8.DecodeRuneInString(key[i:]); r != utf8.RuneError || size > 1 {
+				return fieldErr("key", "character %q at byte %d is not allowed (A-Z a-z 0-9 . _ : / -)", r, i)
+			}
+			return fieldErr("key", "byte 0x%02X at byte %d is not allowed (A-Z a-z 0-9 . _ : / -)", c, i)
 		}
 	}
 	for seg := range strings.SplitSeq(key, "/") {

@@ -29,7 +29,8 @@ func TestCheckStoreKey(t *testing.T) {
 		{"a/", "key: has an empty segment"},
 		{"a\x00b", `key: character '\x00' at byte 1 is not allowed (A-Z a-z 0-9 . _ : / -)`},
 		{"a%2Fb", `key: character '%' at byte 1 is not allowed (A-Z a-z 0-9 . _ : / -)`},
-		{"键", `key: character 'é' at byte 0 is not allowed (A-Z a-z 0-9 . _ : / -)`},
+		{"键", `key: character '键' at byte 0 is not allowed (A-Z a-z 0-9 . _ : / -)`},
+		{"a/\xc3", `key: byte 0xC3 at byte 2 is not allowed (A-Z a-z 0-9 . _ : / -)`},
 		{strings.Repeat("a", 256), ""},
 		{strings.Repeat("a", 257), "key: is 257 bytes, the limit is 256"},
 	}
