@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -124,10 +125,30 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
+// CheckURL checks a remote plugin's endpoint (seed 003 "4. 部署": "生产环境
+// 必须使用 HTTPS,纯 HTTP 只用于本地开发"): https with a host, or http to
+// localhost, a loopback or a private address (a server on this machine or
+// the local network). The error says which rule failed.
+func CheckURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return nil, fmt.Errorf("remote plugin %q: the URL must be http:// or https:// with a host", raw)
+	}
+	if u.Scheme == "http" {
+		h := u.Hostname()
+		ip := net.ParseIP(h)
+		local := h == "localhost" || strings.HasSuffix(h, ".localhost") || (ip != nil && (ip.IsLoopback() || ip.IsPrivate()))
+		if !local {
+			return nil, fmt.Errorf("remote plugin %q: use https; plain http is only for local development (localhost, loopback or private addresses)", raw)
+		}
+	}
+	return u, nil
+}
+
 func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) {
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("remote plugin %q: the URL must be http:// or https:// with a host", c.URL)
+	u, err := CheckURL(c.URL)
+	if err != nil {
+		return nil, err
 	}
 	rt := c.Transport
 	if rt == nil {

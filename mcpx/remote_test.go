@@ -276,3 +276,29 @@ func TestRemoteTimeout(t *testing.T) {
 		t.Errorf("took %s", d)
 	}
 }
+
+func TestCheckURL(t *testing.T) {
+	tests := []struct{ in, wantErr string }{
+		{"https://plugin.example.com/mcp", ""},
+		{"http://127.0.0.1:8787/mcp", ""},
+		{"http://localhost:8787/mcp", ""},
+		{"http://[::1]:8787/mcp", ""},
+		{"http://192.168.1.20:8787/mcp", ""},
+		{"http://10.0.2.2:8787/mcp", ""},
+		{"http://plugin.example.com/mcp", `remote plugin "http://plugin.example.com/mcp": use https; plain http is only for local development (localhost, loopback or private addresses)`},
+		{"http://8.8.8.8/mcp", `remote plugin "http://8.8.8.8/mcp": use https; plain http is only for local development (localhost, loopback or private addresses)`},
+		{"ftp://x/mcp", `remote plugin "ftp://x/mcp": the URL must be http:// or https:// with a host`},
+		{"https:///mcp", `remote plugin "https:///mcp": the URL must be http:// or https:// with a host`},
+		{"::", `remote plugin "::": the URL must be http:// or https:// with a host`},
+	}
+	for _, tc := range tests {
+		_, err := CheckURL(tc.in)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.wantErr {
+			t.Errorf("CheckURL(%q) = %q, want %q", tc.in, got, tc.wantErr)
+		}
+	}
+}
