@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,10 +90,28 @@ func dialWS(ctx context.Context, hc *http.Client, url string, h http.Header) (*w
 			}
 			return nil, fmt.Errorf("cloud channel: dial: %w", pe)
 		}
-		return nil, fmt.Errorf("cloud channel: dial: %w", err)
+		return nil, fmt.Errorf("cloud channel: dial: %w", redactQuery(err, url))
 	}
 	conn.SetReadLimit(readLimit)
 	return conn, nil
+}
+
+// redactedError hides the query of a dialled URL (a viewer's `?t=` peer token) in err's text:
+// net/http's errors quote the whole URL, and disconnect errors end up in events and logs.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func redactQuery(err error, url string) error {
+	i := strings.IndexByte(url, '?')
+	if i < 0 || !strings.Contains(err.Error(), url[i:]) {
+		return err
+	}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), url[i:], "?[redacted]"), err: err}
 }
 
 // run is the socket's life; it returns when ctx ends or the channel is over for this party.
