@@ -34,7 +34,7 @@ CREATE TABLE mcpx_remote_plugins (
 type RemotePlugin struct {
 	ID          string                      `json:"id"`
 	Server      RemoteServer                `json:"server"`
-	Modes       map[plugin.Effect]host.Mode `json:"-"`
+	Modes       map[plugin.Effect]host.Mode `json:"modes"`
 	Enabled     bool                        `json:"enabled"`
 	HasToken    bool                        `json:"hasToken"`
 	InstalledAt time.Time                   `json:"installedAt"`

@@ -74,6 +74,19 @@ func TestMCPSubprocess(t *testing.T) {
 		t.Errorf("add-remote printed:\n%s", out.String())
 	}
 
+	out.Reset()
+	if code := Main([]string{"plugins", "list-remote", "--json", "--data", data}, strings.NewReader(""), &out, &errb); code != ExitOK {
+		t.Fatalf("list-remote: exit %d, stderr %q", code, errb.String())
+	}
+	for _, want := range []string{`"id": "mcp-demo-canteen"`, `"hasToken": true`, `"read": "auto"`, `"write": "ask"`, `"remote": "reserveSeat"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("list-remote --json lacks %s:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), canteen.DemoToken) {
+		t.Error("list-remote shows the token")
+	}
+
 	cmd := exec.Command(harnessBinary(t), "mcp", "--data", data)
 	cmd.Stderr = os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
