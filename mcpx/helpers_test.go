@@ -29,7 +29,7 @@ type testEnv struct {
 	b   *HostBackend
 }
 
-func newTestEnv(t *testing.T) *testEnv {
+func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, t.TempDir())
@@ -59,7 +59,7 @@ func newTestEnv(t *testing.T) *testEnv {
 
 // connect runs s on an in-memory transport (a stateful session, as
 // `harness mcp` over stdio is) and returns the client's session.
-func connect(t *testing.T, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connect(t testing.TB, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := s.MCP(ctx)
@@ -81,7 +81,7 @@ func connect(t *testing.T, s *Server, opts *mcp.ClientOptions) *mcp.ClientSessio
 }
 
 // demoCanteen serves examples/demo-canteen on a loopback test server.
-func demoCanteen(t *testing.T) string {
+func demoCanteen(t testing.TB) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", canteen.Handler(canteen.DemoToken))
