@@ -402,7 +402,7 @@ func (s *Server) relayPeerFrame(rm *room, st *seat, data []byte) (*protocol.Erro
 	}
 	if !st.rate.allow(now, int(lim.FramesPerMin)) {
 		e := errf(protocol.CodeRateLimited, "over the frame rate: %d frames per minute", lim.FramesPerMin)
-		e.RetryAfterS = 1
+		e.RetryAfterS = st.rate.retryAfter(now, int(lim.FramesPerMin))
 		return e, peerError(protocol.CodeRateLimited, e.Message)
 	}
 	switch f.T {

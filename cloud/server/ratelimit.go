@@ -106,3 +106,37 @@ func (f *frameRate) allow(now int64, perMin int) bool {
 	f.cur++
 	return true
 }
+
+// retryAfter is how many whole seconds (at least 1) from now the next frame would be allowed,
+// for the Retry-After of a 429 on POST /send: inside the current window the weight of the
+// previous minute has to fall far enough; a full current window has to become the previous one
+// and fade; after two windows everything is allowed.
+func (f *frameRate) retryAfter(now int64, perMin int) int64 {
+	const w = 60_000
+	if perMin <= 0 {
+		return 60
+	}
+	start, cur, prev := f.start, f.cur, f.prev
+	switch d := now - start; {
+	case d >= 2*w || d < 0:
+		return 1
+	case d >= w:
+		start, prev, cur = start+w, cur, 0
+	}
+	var at int64 // first ms at which the budget has room
+	switch {
+	case cur < perMin && prev > 0:
+		// prev·(w − (t − start))/w + cur < perMin ⇔ t > start + w − (perMin − cur)·w/prev
+		at = start + w - int64(float64(perMin-cur)*w/float64(prev)) + 1
+	case cur < perMin:
+		at = now
+	default:
+		// In the next window: cur·(w − (t − start − w))/w < perMin.
+		at = start + 2*w - int64(float64(perMin)*w/float64(cur)) + 1
+	}
+	if at < now {
+		at = now
+	}
+	secs := (at - now + 999) / 1000
+	return max(secs, 1)
+}
