@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -248,6 +249,9 @@ func (s *SQLite) storeWriter() {
 	batch := make([]*storeOp, 0, maxBatch)
 	for op := range s.ops {
 		batch = append(batch[:0], op)
+		if len(s.ops) == 0 {
+			runtime.Gosched() // let the callers just answered hand over their next ops
+		}
 	more:
 		for len(batch) < maxBatch {
 			select {
