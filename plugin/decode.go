@@ -17,6 +17,29 @@ import (
 type fileDec struct {
 	src *source
 	d   *diagList
+
+	// While decodeTool decodes a tool's steps: the plugin's Env, the tool's layer over it and the
+	// names of the tool's own functions (see parseEnv).
+	root, local *expr.Env
+	localFuncs  []string
+}
+
+// parseEnv returns the Env to parse src with when the field belongs to env. A source that names
+// none of the tool's own functions (not even as part of a longer word) means the same in the
+// tool's layer and in the plugin's Env: every name it calls or reads resolves to the same shared
+// function or builtin, and checking it reports the same problems. Such a source is parsed in the
+// plugin's Env, whose cache is shared by every tool, so that a source the tools repeat is parsed
+// once per plugin, not once per tool.
+func (f *fileDec) parseEnv(env *expr.Env, src string) *expr.Env {
+	if f.root == nil || env != f.local {
+		return env
+	}
+	for _, name := range f.localFuncs {
+		if strings.Contains(src, name) {
+			return env
+		}
+	}
+	return f.root
 }
 
 func (f *fileDec) file() string { return f.src.name }
@@ -48,11 +71,15 @@ func (f *fileDec) mapping(n *yaml.Node, what, step string) ([]pair, bool) {
 		f.errorf(n, step, "%s must be a map, not %s", what, yamlKind(n))
 		return nil, false
 	}
-	ps := make([]pair, 0, len(n.Content)/2)
+	return appendPairs(make([]pair, 0, len(n.Content)/2), n), true
+}
+
+// appendPairs appends the pairs of map node n to ps.
+func appendPairs(ps []pair, n *yaml.Node) []pair {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		ps = append(ps, pair{key: n.Content[i].Value, k: n.Content[i], v: n.Content[i+1]})
 	}
-	return ps, true
+	return ps
 }
 
 // fieldSet collects a map's pairs by key, reporting keys not in known. Later duplicates win
@@ -229,7 +256,7 @@ func (f *fileDec) strList(n *yaml.Node, what, step string) ([]string, []expr.Pos
 	ps := make([]expr.Pos, 0, len(n.Content))
 	ok := true
 	for i, c := range n.Content {
-		s, good := f.str(c, fmt.Sprintf("%s[%d]", what, i), step)
+		s, good := f.str(c, indexPath(what, i), step)
 		if !good {
 			ok = false
 			continue
@@ -297,7 +324,7 @@ func (f *fileDec) exprField(n *yaml.Node, what, step string, env *expr.Env) *Exp
 	if env == nil {
 		return ef
 	}
-	x, err := env.Parse(ef.Src)
+	x, err := f.parseEnv(env, ef.Src).Parse(ef.Src)
 	if err != nil {
 		if src := strings.TrimSpace(ef.Src); strings.HasPrefix(src, "${") && strings.HasSuffix(src, "}") {
 			f.d.errorf(ef.File, ef.Pos, step, "%s is an expression, not a template: write it without ${ }", what)
@@ -323,7 +350,7 @@ func (f *fileDec) templateField(n *yaml.Node, what, step string, env *expr.Env) 
 	if env == nil {
 		return tf
 	}
-	t, err := env.ParseTemplate(tf.Src)
+	t, err := f.parseEnv(env, tf.Src).ParseTemplate(tf.Src)
 	if err != nil {
 		f.exprErrors(&tf.Scalar, step, what, err)
 		return tf
@@ -341,6 +368,8 @@ func (f *fileDec) templateValue(n *yaml.Node, what, step string, env *expr.Env) 
 	switch n.Kind {
 	case yaml.MappingNode:
 		tv.IsMap = true
+		tv.Keys = make([]string, 0, len(n.Content)/2)
+		tv.Fields = make([]*TemplateValue, 0, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i].Value
 			tv.Keys = append(tv.Keys, k)
@@ -349,7 +378,7 @@ func (f *fileDec) templateValue(n *yaml.Node, what, step string, env *expr.Env) 
 	case yaml.SequenceNode:
 		tv.List = make([]*TemplateValue, 0, len(n.Content))
 		for i, c := range n.Content {
-			tv.List = append(tv.List, f.templateValue(c, fmt.Sprintf("%s[%d]", what, i), step, env))
+			tv.List = append(tv.List, f.templateValue(c, indexPath(what, i), step, env))
 		}
 	case yaml.ScalarNode:
 		if n.Tag == "!!str" {
@@ -385,4 +414,9 @@ func reportExprErrors(d *diagList, sc *Scalar, step, what string, err error) {
 	for _, e := range list {
 		d.errorf(sc.File, sc.FilePos(e.Pos), step, "%s: %s", what, e.Msg)
 	}
+}
+
+// indexPath returns "what[i]" without fmt.
+func indexPath(what string, i int) string {
+	return what + "[" + strconv.Itoa(i) + "]"
 }

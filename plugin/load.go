@@ -214,6 +214,9 @@ func (l *loader) loadManifest(text []byte) {
 			job.f, job.node = &fileDec{src: src, d: job.d}, root
 		}
 		job.tool, _ = decodeTool(job.f, job.ref.Name, job.node, l.env, p.Shared, false)
+		// The tree is garbage once decoded: dropping it now keeps the live heap (and so the
+		// collector's marking) to the files being decoded instead of every file of the plugin.
+		job.node, job.f = nil, nil
 	})
 	for _, job := range jobs {
 		for _, d := range job.d.ds {

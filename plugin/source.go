@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"sort"
 	"unicode/utf8"
 
@@ -18,14 +19,19 @@ type source struct {
 }
 
 func newSource(name string, text []byte) *source {
-	s := &source{name: name, text: text, lines: []int{0}}
-	for i, c := range text {
-		if c == '\n' {
-			s.lines = append(s.lines, i+1)
+	lines := make([]int, 1, bytes.Count(text, nl)+1)
+	for i := 0; ; {
+		j := bytes.IndexByte(text[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		lines = append(lines, i)
 	}
-	return s
+	return &source{name: name, text: text, lines: lines}
 }
+
+var nl = []byte{'\n'}
 
 // offset returns the byte offset of a 1-based line and a 1-based column counted in code points,
 // clamped to the text.
@@ -62,7 +68,29 @@ func (s *source) pos(off int) expr.Pos {
 
 // nodePos is the position of a YAML node in the source.
 func (s *source) nodePos(n *yaml.Node) expr.Pos {
-	return s.pos(s.offset(n.Line, n.Column))
+	line, col := n.Line, n.Column
+	if line < 1 || line > len(s.lines) {
+		return s.pos(s.offset(line, col))
+	}
+	// The common case, without pos's search: the column lies on the node's line, so the line and
+	// column are the node's own (what pos(offset(line, col)) would find again).
+	off := s.lines[line-1]
+	c := 1
+	for ; c < col && off < len(s.text) && s.text[off] != '\n'; c++ {
+		if b := s.text[off]; b < utf8.RuneSelf {
+			off++
+		} else {
+			_, n := utf8.DecodeRune(s.text[off:])
+			off += n
+		}
+	}
+	if c == col || col < 1 {
+		if col < 1 {
+			return s.pos(off)
+		}
+		return expr.Pos{Line: line, Col: col, Offset: off}
+	}
+	return s.pos(off)
 }
 
 // lineText returns the text of a 1-based line without its line break.

@@ -102,10 +102,14 @@ func decodeTool(f *fileDec, name string, n *yaml.Node, env *expr.Env, shared *Sh
 	for _, k := range fs.order {
 		t.Pos[k] = f.pos(fs.get(k))
 	}
-	for key, dst := range map[string]*string{"title": &t.Title, "summary": &t.Summary, "description": &t.Description} {
-		if x := fs.get(key); x != nil {
-			*dst, _ = f.str(x, key, "")
-		}
+	if x := fs.get("title"); x != nil {
+		t.Title, _ = f.str(x, "title", "")
+	}
+	if x := fs.get("summary"); x != nil {
+		t.Summary, _ = f.str(x, "summary", "")
+	}
+	if x := fs.get("description"); x != nil {
+		t.Description, _ = f.str(x, "description", "")
 	}
 	if x := fs.get("effect"); x != nil {
 		if s, ok := f.str(x, "effect", ""); ok {
@@ -116,10 +120,14 @@ func decodeTool(f *fileDec, name string, n *yaml.Node, env *expr.Env, shared *Sh
 			t.Effect = e
 		}
 	}
-	for key, dst := range map[string]*bool{"untrusted": &t.Untrusted, "userOnly": &t.UserOnly, "onDemand": &t.OnDemand} {
-		if x := fs.get(key); x != nil {
-			*dst, _ = f.boolean(x, key, "")
-		}
+	if x := fs.get("untrusted"); x != nil {
+		t.Untrusted, _ = f.boolean(x, "untrusted", "")
+	}
+	if x := fs.get("userOnly"); x != nil {
+		t.UserOnly, _ = f.boolean(x, "userOnly", "")
+	}
+	if x := fs.get("onDemand"); x != nil {
+		t.OnDemand, _ = f.boolean(x, "onDemand", "")
 	}
 	if x := fs.get("input"); x != nil {
 		ps, _ := f.mapping(x, "input", "")
@@ -136,6 +144,16 @@ func decodeTool(f *fileDec, name string, n *yaml.Node, env *expr.Env, shared *Sh
 	if x := fs.get("functions"); x != nil {
 		t.Functions = decodeFunctions(f, x, "functions", t.Env, t.Pos)
 	}
+	// The steps and the return share the plugin's parses where they can (fileDec.parseEnv). Every
+	// name written under functions counts as the tool's own, defined or not.
+	saved := *f
+	f.root, f.local, f.localFuncs = env, t.Env, nil
+	if x := fs.get("functions"); x != nil && x.Kind == yaml.MappingNode {
+		for i := 0; i < len(x.Content); i += 2 {
+			f.localFuncs = append(f.localFuncs, x.Content[i].Value)
+		}
+	}
+	defer func() { f.root, f.local, f.localFuncs = saved.root, saved.local, saved.localFuncs }()
 	if x := fs.get("steps"); x != nil {
 		t.Steps = decodeSteps(f, x, "steps", t.Env, 0)
 	}
@@ -201,19 +219,23 @@ func decodeInput(f *fileDec, name, what string, k, n *yaml.Node, t *Tool, depth 
 		in.Default, _ = f.value(x, what+".default", "")
 		in.HasDefault = true
 	}
-	for key, dst := range map[string]*bool{"optional": &in.Optional, "trim": &in.Trim} {
-		if x := fs.get(key); x != nil {
-			*dst, _ = f.boolean(x, what+"."+key, "")
-		}
+	if x := fs.get("optional"); x != nil {
+		in.Optional, _ = f.boolean(x, what+".optional", "")
+	}
+	if x := fs.get("trim"); x != nil {
+		in.Trim, _ = f.boolean(x, what+".trim", "")
 	}
 	if x := fs.get("description"); x != nil {
 		in.Description, _ = f.str(x, what+".description", "")
 	}
-	for key, dst := range map[string]**float64{"min": &in.Min, "max": &in.Max} {
-		if x := fs.get(key); x != nil {
-			if v, ok := f.number(x, what+"."+key, ""); ok {
-				*dst = &v
-			}
+	if x := fs.get("min"); x != nil {
+		if v, ok := f.number(x, what+".min", ""); ok {
+			in.Min = &v
+		}
+	}
+	if x := fs.get("max"); x != nil {
+		if v, ok := f.number(x, what+".max", ""); ok {
+			in.Max = &v
 		}
 	}
 	if x := fs.get("pattern"); x != nil {
@@ -327,11 +349,14 @@ func decodeSteps(f *fileDec, n *yaml.Node, path string, env *expr.Env, depth int
 		f.errorf(n, "", "%s: steps nest more than %d levels deep", path, maxStepDepth)
 		return nil
 	}
-	var out []*Step
+	out := make([]*Step, 0, len(n.Content))
 	for i, c := range n.Content {
-		if s := decodeStep(f, c, fmt.Sprintf("%s[%d]", path, i), env, depth); s != nil {
+		if s := decodeStep(f, c, indexPath(path, i), env, depth); s != nil {
 			out = append(out, s)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -341,7 +366,9 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 		f.errorf(n, "", "%s must be a step (a map such as { let: x, value: expr }), not %s", base, yamlKind(n))
 		return nil
 	}
-	ps, _ := f.mapping(n, base, "")
+	// A step has a handful of keys: its pairs, and below the accepted ones, live on the stack.
+	var psBuf, keyBuf [8]pair
+	ps := appendPairs(psBuf[:0], n)
 	var kind StepKind
 	for _, k := range kindOrder {
 		if findVal(ps, stepKeys[k][0]) != nil {
@@ -358,15 +385,12 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 			s.Let = name
 		}
 	}
-	label := s.Let
-	if label != "" {
-		label = "let " + label
-	} else if kind != 0 {
-		label = kind.String()
-	}
 	s.Path = base
-	if label != "" {
-		s.Path = base + " (" + label + ")"
+	switch {
+	case s.Let != "":
+		s.Path = base + " (let " + s.Let + ")"
+	case kind != 0:
+		s.Path = base + " (" + kind.String() + ")"
 	}
 	step := s.Path
 	if kind == 0 {
@@ -383,7 +407,7 @@ func decodeStep(f *fileDec, n *yaml.Node, base string, env *expr.Env, depth int)
 		return nil
 	}
 	allowed := stepKeys[kind]
-	byKey := nodeMap(make([]pair, 0, len(ps)))
+	byKey := nodeMap(keyBuf[:0])
 	for _, p := range ps {
 		if !contains(allowed, p.key) {
 			if contains(allStepKeys, p.key) {

@@ -677,9 +677,12 @@ func measure(typ string, v any) (float64, bool) {
 // free, so checking stays linear in the number of steps.
 type scope struct {
 	parent *scope
-	bound  map[string]string
+	bound  []binding // a step binds a handful of names: a slice beats a map
 	extra  []string
 }
+
+// binding is a name bound in a scope and where it was bound.
+type binding struct{ name, where string }
 
 func newScope() *scope { return &scope{} }
 
@@ -690,8 +693,10 @@ func (s *scope) child(extra ...string) *scope { return &scope{parent: s, extra: 
 // scope.
 func (s *scope) lookup(name string) (string, bool) {
 	for x := s; x != nil; x = x.parent {
-		if where, ok := x.bound[name]; ok {
-			return where, true
+		for i := range x.bound {
+			if x.bound[i].name == name {
+				return x.bound[i].where, true
+			}
 		}
 		for _, e := range x.extra {
 			if e == name {
@@ -712,17 +717,20 @@ func (s *scope) isExtra(name string) bool {
 }
 
 func (s *scope) bind(name, where string) {
-	if s.bound == nil {
-		s.bound = map[string]string{}
+	for i := range s.bound {
+		if s.bound[i].name == name {
+			s.bound[i].where = where
+			return
+		}
 	}
-	s.bound[name] = where
+	s.bound = append(s.bound, binding{name, where})
 }
 
 // union adds the names bound in branch (a child of s) to s.
 func (s *scope) union(branch *scope) {
-	for k, v := range branch.bound {
-		if _, ok := s.lookup(k); !ok {
-			s.bind(k, v)
+	for _, b := range branch.bound {
+		if _, ok := s.lookup(b.name); !ok {
+			s.bind(b.name, b.where)
 		}
 	}
 }

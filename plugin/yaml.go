@@ -314,12 +314,23 @@ func yamlValue(n *yaml.Node) (any, error) {
 		case "!!null":
 			return nil, nil
 		case "!!bool":
+			if n.Style == 0 {
+				switch n.Value {
+				case "true", "True", "TRUE":
+					return true, nil
+				case "false", "False", "FALSE":
+					return false, nil
+				}
+			}
 			var b bool
 			if err := n.Decode(&b); err != nil {
 				return nil, err
 			}
 			return b, nil
 		case "!!int", "!!float":
+			if f, ok := plainNumber(n); ok {
+				return f, nil
+			}
 			var f float64
 			if err := n.Decode(&f); err != nil {
 				return nil, fmt.Errorf("%q is not a number", n.Value)
@@ -349,4 +360,51 @@ func yamlValue(n *yaml.Node) (any, error) {
 		return obj, nil
 	}
 	return nil, fmt.Errorf("unsupported YAML node")
+}
+
+// plainNumber reads the common spellings of a plain number, -?(0|[1-9][0-9]*)(\.[0-9]+)? in at
+// most 15 digits, the way Node.Decode into a float64 reads them (an integer converts exactly),
+// without the decoder Node.Decode builds. ok is false for every other spelling (0x1F, 1e3, 012,
+// .inf, 1_000, +1 …), which Node.Decode reads.
+func plainNumber(n *yaml.Node) (float64, bool) {
+	s := n.Value
+	if n.Style != 0 || len(s) == 0 || len(s) > 16 {
+		return 0, false
+	}
+	i := 0
+	if s[0] == '-' {
+		i++
+	}
+	start, dot := i, -1
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+		case c == '.' && dot < 0:
+			dot = i
+		default:
+			return 0, false
+		}
+	}
+	intEnd := len(s)
+	if dot >= 0 {
+		intEnd = dot
+		if dot == len(s)-1 {
+			return 0, false
+		}
+	}
+	if intEnd == start || (s[start] == '0' && intEnd-start > 1) {
+		return 0, false
+	}
+	if dot < 0 {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return float64(v), true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	return f, true
 }
