@@ -5,14 +5,19 @@
 // it is (see docs/HOST-API.md). Handlers return errors, and one function
 // (writeError) turns a typed error into the reply (STYLE §10).
 //
-// The API has no authentication: it is meant for loopback. It refuses
-// requests whose Host header is not a loopback name or address (so a web
-// page cannot reach it by DNS rebinding) unless Options.AllowedHosts lists
-// the host, and requests that change state must send a JSON body with
-// Content-Type application/json (so a cross-site form cannot post to it).
+// Without Options.Token the API has no authentication: it is meant for
+// loopback. It then refuses requests whose Host header is not a loopback
+// name or address (so a web page cannot reach it by DNS rebinding) unless
+// Options.AllowedHosts lists the host. With a token, every route (the
+// ones added with Handle too) requires "Authorization: Bearer <token>"
+// (issue 5 "optional bearer token") and the Host check is off: a
+// rebinding page cannot send the token. Requests that change state must
+// send a JSON body with Content-Type application/json (so a cross-site
+// form cannot post to it).
 package api
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +43,10 @@ type Options struct {
 	// AllowedHosts are extra Host header names (without port) the API
 	// answers, besides localhost and loopback addresses.
 	AllowedHosts []string
+	// Token, when not empty, is the bearer token every request must send
+	// as "Authorization: Bearer <Token>"; others get 401 "unauthorized".
+	// It is never logged.
+	Token string
 	// Log receives one line per failed request; nil means slog.Default().
 	Log *slog.Logger
 }
@@ -102,10 +111,22 @@ func (s *Server) route(pattern string, f func(w http.ResponseWriter, r *http.Req
 	})))
 }
 
-// guard refuses foreign Host headers and state changes without JSON.
+// guard refuses requests without the token (when there is one), foreign
+// Host headers (when there is none) and state changes without JSON.
 func (s *Server) guard(next http.Handler) http.Handler {
+	var want []byte
+	if s.opts.Token != "" {
+		want = []byte("Bearer " + s.opts.Token)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.hostAllowed(r.Host) {
+		if want != nil {
+			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
+				s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Code: "unauthorized",
+					Message: "send the token of harness serve as \"Authorization: Bearer TOKEN\""})
+				return
+			}
+		} else if !s.hostAllowed(r.Host) {
 			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "forbidden_host",
 				Message: fmt.Sprintf("host %q is not allowed: the API answers loopback names only", r.Host)})
 			return

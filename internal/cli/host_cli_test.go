@@ -96,8 +96,10 @@ func TestCommunityPluginOverHTTPS(t *testing.T) {
 }
 
 // TestServeStartsWithOfficialPlugins starts `harness serve` on a fresh data directory with no
-// flags but --data and an ephemeral port, and reads the plugin list over the API.
+// flags but --data and an ephemeral port, and reads the plugin list over the API
+// (loopback, no token).
 func TestServeStartsWithOfficialPlugins(t *testing.T) {
+	t.Setenv(MCPTokenEnv, "") // loopback without a token, as by default
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
@@ -190,12 +192,88 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"extra"}, ExitUsage, `harness serve: unexpected argument "extra"`},
 		{[]string{"--addr", "nocolon"}, ExitUsage, `harness serve: --addr "nocolon": address nocolon: missing port in address`},
 		{[]string{"--addr", busy.Addr().String()}, ExitFail, "address already in use (is another harness serve running? pick another port with --addr)"},
+		{[]string{"--addr", "0.0.0.0:0"}, ExitUsage, `harness serve: --addr "0.0.0.0:0" is not a loopback address: pass --token TOKEN (or set $HARNESS_MCP_TOKEN) so that only clients with the token get in` + "\n"},
+		{[]string{"--addr", ":0"}, ExitUsage, `harness serve: --addr ":0" is not a loopback address: pass --token TOKEN`},
+		{[]string{"--addr", "192.0.2.1:8788"}, ExitUsage, `harness serve: --addr "192.0.2.1:8788" is not a loopback address: pass --token TOKEN`},
 	}
+	t.Setenv(MCPTokenEnv, "")
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
 		code := Serve(context.Background(), &Env{Args: append([]string{"--data", data}, tc.args...), Stdout: &out, Stderr: &errb}, nil)
 		if code != tc.code || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("serve %v: exit %d, stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.want)
 		}
+	}
+}
+
+// TestServeToken: with --token every request to /v1 and /mcp needs the
+// bearer token (401 with a JSON error otherwise), the Host check is off, and
+// the token never reaches the log. --token wins over $HARNESS_MCP_TOKEN.
+func TestServeToken(t *testing.T) {
+	t.Setenv(MCPTokenEnv, "from-env")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- Serve(ctx, &Env{Args: []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0", "--no-update", "--token", "T0k-9"},
+			Stdout: &out, Stderr: &errb}, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case code := <-done:
+		t.Fatalf("serve exited %d: %s", code, errb.String())
+	}
+	const unauthorized = `{"error":{"code":"unauthorized","message":"send the token of harness serve as \"Authorization: Bearer TOKEN\""}}` + "\n"
+	mcpInit := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	tests := []struct {
+		name, method, path, host, auth string
+		status                         int
+		body                           string // exact when not empty
+	}{
+		{"v1 without token", "GET", "/v1/plugins", "", "", 401, unauthorized},
+		{"v1 with the env token", "GET", "/v1/plugins", "", "Bearer from-env", 401, unauthorized},
+		{"v1 with token", "GET", "/v1/health", "", "Bearer T0k-9", 200, `{"ok":true}` + "\n"},
+		{"v1 with token, other host", "GET", "/v1/health", "harness.example:8788", "Bearer T0k-9", 200, `{"ok":true}` + "\n"},
+		{"mcp without token", "POST", "/mcp", "", "", 401, unauthorized},
+		{"mcp with a wrong token", "POST", "/mcp", "", "Bearer T0k-", 401, unauthorized},
+		{"mcp with token", "POST", "/mcp", "", "Bearer T0k-9", 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader
+			if tc.method == "POST" {
+				body = strings.NewReader(mcpInit)
+			}
+			req, _ := http.NewRequest(tc.method, "http://"+addr+tc.path, body)
+			if tc.method == "POST" {
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || (tc.body != "" && string(b) != tc.body) {
+				t.Errorf("%d %q; want %d %q", resp.StatusCode, b, tc.status, tc.body)
+			}
+		})
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Fatalf("serve exited %d: %s", code, errb.String())
+	}
+	if strings.Contains(out.String()+errb.String(), "T0k-9") {
+		t.Errorf("the token is in the output: %s%s", out.String(), errb.String())
 	}
 }

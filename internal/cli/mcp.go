@@ -22,9 +22,9 @@ import (
 	"github.com/pkuinfo/harness/mcpx"
 )
 
-// MCPTokenEnv names the environment variable that, when set for `harness
-// serve`, makes /mcp require "Authorization: Bearer <token>" (issue 5
-// "optional bearer token").
+// MCPTokenEnv names the environment variable `harness serve` reads its
+// bearer token from when --token is not given (issue 5 "optional bearer
+// token"): it keeps the token out of the process list.
 const MCPTokenEnv = "HARNESS_MCP_TOKEN"
 
 func init() {
@@ -77,13 +77,13 @@ func runMCP(env *Env) int {
 }
 
 // mcpServe mounts /mcp on `harness serve`: stateless Streamable HTTP behind
-// the API's loopback Host check, with the bearer token of $HARNESS_MCP_TOKEN
-// when it is set. It also adds GET /v1/remote-plugins, the installed remote
+// the API's guard (the bearer token of --token, or else the loopback Host
+// check). It also adds GET /v1/remote-plugins, the installed remote
 // plugins as JSON (never their tokens).
 func mcpServe(ctx context.Context, h *host.Host, s *api.Server) error {
 	reg := mcpx.NewRegistry(h.Store())
 	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h, Remotes: reg}, mcpx.Options{Version: Version, Stateless: true})
-	s.Handle("/mcp", mcpx.Handler(srv, os.Getenv(MCPTokenEnv), slog.Default()))
+	s.Handle("/mcp", mcpx.Handler(srv, "", slog.Default()))
 	s.HandleFunc("GET /v1/remote-plugins", func(w http.ResponseWriter, r *http.Request) error {
 		list, err := reg.List(r.Context())
 		if err != nil {

@@ -144,7 +144,7 @@ func TestMCPSubprocess(t *testing.T) {
 }
 
 // TestMCPServe drives /mcp on a real `harness serve` (in-process, loopback,
-// token from $HARNESS_MCP_TOKEN) with the SDK's client: the token, the
+// token from $HARNESS_MCP_TOKEN, the fallback of --token) with the SDK's client: the token, the
 // list with plain schemas, a read call, a failing call, and the official
 // grades__sendCode (write, ask) refused and then confirmed through
 // elicitation (it fails after that: no verify ability is signed in).
@@ -173,14 +173,19 @@ func TestMCPServe(t *testing.T) {
 	if _, err := dial("", nil); err == nil {
 		t.Error("connected without the token")
 	}
-	resp, err := http.Get("http://" + addr + "/v1/remote-plugins")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "{\"plugins\":[]}\n" {
-		t.Errorf("GET /v1/remote-plugins: %d %q", resp.StatusCode, body)
+	for _, tc := range []struct{ token, want string }{
+		{"", `{"error":{"code":"unauthorized","message":"send the token of harness serve as \"Authorization: Bearer TOKEN\""}}` + "\n"},
+		{"s3cret", "{\"plugins\":[]}\n"},
+	} {
+		resp, err := (&http.Client{Transport: bearerRT(tc.token)}).Get("http://" + addr + "/v1/remote-plugins")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != tc.want {
+			t.Errorf("GET /v1/remote-plugins with token %q: %d %q, want %q", tc.token, resp.StatusCode, body, tc.want)
+		}
 	}
 	cs, err := dial("s3cret", nil)
 	if err != nil {

@@ -19,13 +19,13 @@ import (
 )
 
 // DefaultServeAddr is where `harness serve` listens without --addr: loopback
-// only, since the API has no authentication.
+// only, since without --token the API has no authentication.
 const DefaultServeAddr = "127.0.0.1:8788"
 
 func init() {
 	Register(&Command{
 		Path:    "serve",
-		Usage:   "[--addr HOST:PORT] [--data DIR] [--no-update]",
+		Usage:   "[--addr HOST:PORT] [--token TOKEN] [--data DIR] [--no-update]",
 		Summary: "run the host: installed plugins, permissions and abilities behind the JSON API of docs/HOST-API.md",
 		Run: func(env *Env) int {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -43,13 +43,19 @@ func init() {
 // (Host.Housekeeping), and runs the ServeSetups (the scheduler). ready, when not
 // nil, receives the address once the server accepts connections. Exit codes:
 // 0 after a clean stop, 1 when it cannot start, 2 on bad flags.
+//
+// With --token T (or, without the flag, $HARNESS_MCP_TOKEN) every request,
+// to /mcp and to /v1, must send "Authorization: Bearer T" (issue 5
+// "optional bearer token"). Without a token serve listens on loopback only:
+// any other --addr is refused (exit 2).
 func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 	const name = "harness serve"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	var hf hostFlags
 	hf.register(fs)
-	addr := fs.String("addr", DefaultServeAddr, "address to listen on (the API has no authentication: keep it on loopback)")
+	addr := fs.String("addr", DefaultServeAddr, "address to listen on (loopback only unless --token is set)")
+	token := fs.String("token", "", "require \"Authorization: Bearer TOKEN\" on /mcp and /v1 (default $"+MCPTokenEnv+"); needed to listen beyond loopback")
 	noUpdate := fs.Bool("no-update", false, "do not check plugins for updates (otherwise at start and then hourly, each plugin at most once a day)")
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
@@ -63,6 +69,14 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		fmt.Fprintf(env.Stderr, "%s: --addr %q: %v\n", name, *addr, err)
 		return ExitUsage
 	}
+	if *token == "" {
+		*token = os.Getenv(MCPTokenEnv)
+	}
+	if ip := net.ParseIP(hostName); *token == "" && hostName != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		fmt.Fprintf(env.Stderr, "%s: --addr %q is not a loopback address: pass --token TOKEN (or set $%s) so that only clients with the token get in\n",
+			name, *addr, MCPTokenEnv)
+		return ExitUsage
+	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
 	h, db, err := openHost(ctx, &hf)
 	if err != nil {
@@ -70,14 +84,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		return ExitFail
 	}
 	defer db.Close()
-	opts := api.Options{Log: log}
-	if ip := net.ParseIP(hostName); hostName != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		fmt.Fprintf(env.Stderr, "%s: warning: %s is not a loopback address and the API has no authentication\n", name, hostName)
-		if hostName != "" {
-			opts.AllowedHosts = []string{hostName}
-		}
-	}
-	srv := api.New(h, opts)
+	srv := api.New(h, api.Options{Log: log, Token: *token})
 	for _, s := range serveSetups {
 		if err := s(ctx, h, srv); err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
