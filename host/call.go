@@ -64,6 +64,7 @@ type Confirmation struct {
 	Expires time.Time     `json:"expires"`
 	input   any
 	hash    string // the plugin version the user is asked about
+	remote  bool   // a remote plugin's call (confirmRemote)
 }
 
 // Input returns the input the confirmed call will run with (an expr value).
@@ -80,11 +81,18 @@ const TaintTTL = time.Hour
 // that needs the user's answer returns a CallResult with Confirmation set
 // and runs nothing; otherwise the tool runs with the host's KV, campus
 // client and abilities. A failed run is the *interp.Error of the run. Every
-// call, refused or not, is written to the audit log.
+// call, refused or not, is written to the audit log. A remote plugin's tool
+// (WithRemotes) goes through the same rules and log; its result is
+// untrusted.
 func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	start := time.Now()
 	p, t, modes, err := h.tool(ctx, req.Plugin, req.Tool)
 	if err != nil {
+		if isNotFound(err) && h.remotes != nil {
+			if _, rerr := h.remotes.Get(ctx, req.Plugin); rerr == nil {
+				return h.callRemote(ctx, req, start)
+			}
+		}
 		return nil, err
 	}
 	d, reason := Decide(req.Actor, t, modes[t.Effect], h.tainted(req.Actor, req.Turn))
@@ -122,6 +130,9 @@ func (h *Host) Confirm(ctx context.Context, id string, approve bool) (*CallResul
 	h.mu.Unlock()
 	if c == nil || !h.now().Before(c.Expires) {
 		return nil, &NotFound{What: fmt.Sprintf("no confirmation %q is waiting (it was answered, or it expired after %s)", id, ConfirmationTTL)}
+	}
+	if c.remote {
+		return h.confirmRemote(ctx, c, approve)
 	}
 	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn}
 	start := time.Now()

@@ -22,6 +22,11 @@
 //   - The audit log records every call: who, what, effect, outcome,
 //     duration.
 //
+// Remote plugins (kind "remote", issue 5) come from a Remotes that package
+// mcpx gives New with WithRemotes: List, Show, AgentTools, Call, Confirm,
+// Modes, SetMode, SetEnabled and Remove treat them as Community plugins
+// whose tools are all untrusted.
+//
 // Host abilities (interp.Abilities) and the campus client
 // (interp.CampusClient) are given to New as options; they live in
 // host/abilities and host/campus. The JSON API over all of this is package

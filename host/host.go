@@ -26,6 +26,7 @@ type Host struct {
 	now       func() time.Time
 	privNet   bool
 	loadLimit time.Duration // how long reading one plugin source may take (LoadTimeout)
+	remotes   Remotes       // nil: no remote plugins
 
 	// Statements on every call's path, parsed once.
 	stmtTool, stmtAudit *sql.Stmt

@@ -118,8 +118,11 @@ func nonNil(s []string) []string {
 
 // Installed is one installed plugin as List and Show report it.
 type Installed struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Kind is "" for a plugin the host runs, KindRemote for a remote one
+	// (no version, hash, updates or modes of its own here).
+	Kind        string    `json:"kind,omitempty"`
 	Version     string    `json:"version"`
 	Hash        string    `json:"hash"`
 	Source      string    `json:"source"`
@@ -274,7 +277,8 @@ func errorsOnly(ds []plugin.Diagnostic) []plugin.Diagnostic {
 	return out
 }
 
-// List returns every installed plugin, by id.
+// List returns every installed plugin, by id, then the remote plugins
+// (WithRemotes), by id.
 func (h *Host) List(ctx context.Context) ([]*Installed, error) {
 	rows, err := h.db.SQL.QueryContext(ctx, `SELECT id FROM plugins ORDER BY id`)
 	if err != nil {
@@ -298,12 +302,26 @@ func (h *Host) List(ctx context.Context) ([]*Installed, error) {
 		}
 		out = append(out, in)
 	}
+	if h.remotes != nil {
+		remote, err := h.remotes.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range remote {
+			out = append(out, installedRemote(p))
+		}
+	}
 	return out, nil
 }
 
-// Show returns one installed plugin.
+// Show returns one installed plugin, or remote plugin.
 func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 	r, err := h.record(ctx, h.db.SQL, id)
+	if isNotFound(err) && h.remotes != nil {
+		if p, rerr := h.remotes.Get(ctx, id); rerr == nil {
+			return installedRemote(p), nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +363,13 @@ func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 // SetEnabled enables or disables an installed plugin. A disabled plugin's
 // tools cannot run and are not offered to the agent.
 func (h *Host) SetEnabled(ctx context.Context, id string, on bool) error {
-	return h.setFlag(ctx, id, "enabled", on)
+	err := h.setFlag(ctx, id, "enabled", on)
+	if isNotFound(err) && h.remotes != nil {
+		if rerr := h.remotes.SetEnabled(ctx, id, on); !isNotFound(rerr) {
+			return rerr
+		}
+	}
+	return err
 }
 
 // SetAutoUpdate switches automatic updates (at serve start) on or off for
@@ -367,9 +391,15 @@ func (h *Host) setFlag(ctx context.Context, id, col string, on bool) error {
 }
 
 // Remove uninstalls a plugin: its versions, files, modes, KV entries and
-// cached data sources. The audit log keeps its past calls.
+// cached data sources. The audit log keeps its past calls. A remote plugin
+// is removed with its token.
 func (h *Host) Remove(ctx context.Context, id string) error {
 	r, err := h.record(ctx, h.db.SQL, id)
+	if isNotFound(err) && h.remotes != nil {
+		if rerr := h.remotes.Remove(ctx, id); !isNotFound(rerr) {
+			return rerr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -94,9 +94,15 @@ func DefaultModes(m *plugin.Manifest, official bool) map[plugin.Effect]Mode {
 	return modes
 }
 
-// Modes returns the permission mode of each effect for an installed plugin.
+// Modes returns the permission mode of each effect for an installed plugin
+// or remote plugin.
 func (h *Host) Modes(ctx context.Context, id string) (map[plugin.Effect]Mode, error) {
 	if _, err := h.record(ctx, h.db.SQL, id); err != nil {
+		if isNotFound(err) && h.remotes != nil {
+			if p, rerr := h.remotes.Get(ctx, id); rerr == nil {
+				return p.Modes, nil
+			}
+		}
 		return nil, err
 	}
 	rows, err := h.db.SQL.QueryContext(ctx, `SELECT effect, mode FROM modes WHERE plugin = ?`, id)
@@ -133,6 +139,11 @@ func (h *Host) SetMode(ctx context.Context, id string, e plugin.Effect, m Mode) 
 		return fmt.Errorf("host: set mode of %s: invalid effect %s", id, e)
 	}
 	if _, err := h.record(ctx, h.db.SQL, id); err != nil {
+		if isNotFound(err) && h.remotes != nil {
+			if rerr := h.remotes.SetMode(ctx, id, e, m); !isNotFound(rerr) {
+				return rerr
+			}
+		}
 		return err
 	}
 	_, err := h.db.SQL.ExecContext(ctx, `INSERT INTO modes (plugin, effect, mode) VALUES (?, ?, ?)

@@ -23,6 +23,7 @@ type AgentTool struct {
 	Mode         Mode           `json:"mode"`
 	Untrusted    bool           `json:"untrusted,omitempty"`
 	OnDemand     bool           `json:"onDemand,omitempty"`
+	Remote       bool           `json:"remote,omitempty"` // a remote plugin's tool (WithRemotes)
 	InputSchema  map[string]any `json:"inputSchema"`
 	Instructions string         `json:"-"` // the plugin's instructions (PLUGIN.md body)
 }
@@ -40,7 +41,8 @@ func SplitToolName(name string) (pluginID, tool string, ok bool) {
 // call, by plugin id in manifest order: userOnly tools are left out (seed
 // 003: "这样工具对模型不可见"), and so are tools whose effect is set to
 // deny. onDemand tools are included with OnDemand set; the caller decides
-// when to offer them.
+// when to offer them. The enabled remote plugins' tools (WithRemotes) follow,
+// untrusted.
 func (h *Host) AgentTools(ctx context.Context) ([]AgentTool, error) {
 	list, err := h.List(ctx)
 	if err != nil {
@@ -48,7 +50,7 @@ func (h *Host) AgentTools(ctx context.Context) ([]AgentTool, error) {
 	}
 	out := []AgentTool{}
 	for _, in := range list {
-		if !in.Enabled {
+		if !in.Enabled || in.Kind == KindRemote {
 			continue
 		}
 		p, err := h.Plugin(ctx, in.ID)
@@ -71,7 +73,11 @@ func (h *Host) AgentTools(ctx context.Context) ([]AgentTool, error) {
 			})
 		}
 	}
-	return out, nil
+	remote, err := h.remoteAgentTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, remote...), nil
 }
 
 // InputSchema returns a tool's input as a JSON Schema object (the form MCP's

@@ -17,6 +17,8 @@
 //     installed remote plugins and their tokens in the host's database.
 //
 // The server reaches the host through the Backend interface; HostBackend is
-// the adapter over *host.Host plus the Registry. The host itself knows
-// nothing of MCP (docs/ARCHITECTURE.md).
+// the adapter over *host.Host. The Registry, given to the host as its
+// host.Remotes (Registry.HostRemotes), makes remote plugins a kind of host
+// plugin: listed, permission-checked and audited by the host, which itself
+// knows nothing of MCP (docs/ARCHITECTURE.md).
 package mcpx

@@ -37,7 +37,8 @@ func newTestEnv(t testing.TB) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, err := host.New(db)
+	reg := NewRegistry(db)
+	h, err := host.New(db, host.WithRemotes(reg.HostRemotes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +54,7 @@ func newTestEnv(t testing.TB) *testEnv {
 			t.Fatal(err)
 		}
 	}
-	reg := NewRegistry(db)
-	return &testEnv{h: h, db: db, reg: reg, b: &HostBackend{Host: h, Remotes: reg}}
+	return &testEnv{h: h, db: db, reg: reg, b: &HostBackend{Host: h}}
 }
 
 // connect runs s on an in-memory transport (a stateful session, as

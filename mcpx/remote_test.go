@@ -3,6 +3,7 @@ package mcpx
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -159,6 +160,25 @@ func TestRemoteThroughServer(t *testing.T) {
 			t.Error("a denied remote tool is listed")
 		}
 	}
+
+	// The host checked and logged every call, as it does its own plugins'.
+	var ref *host.Refusal
+	if _, err := e.h.Call(ctxT(t), host.CallRequest{Actor: host.ActorUser, Plugin: "mcp-demo-canteen", Tool: "reserveSeat"}); !errors.As(err, &ref) ||
+		ref.Reason != "write tools of this plugin are set to deny" {
+		t.Errorf("denied: %v", err)
+	}
+	log, err := e.h.Audit(ctxT(t), "mcp-demo-canteen", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range log {
+		got = append(got, fmt.Sprintf("%s %s %s %s", a.Actor, a.Tool, a.Effect, a.Outcome))
+	}
+	want := "user reserveSeat write refused|agent reserveSeat write ok|agent reserveSeat write ok|agent reserveSeat write confirm|agent menu read error|agent menu read ok"
+	if strings.Join(got, "|") != want {
+		t.Errorf("audit:\n%s\nwant\n%s", strings.Join(got, "|"), want)
+	}
 }
 
 // TestSheet: the review sheet of demo-canteen is the golden file.
@@ -213,7 +233,7 @@ func TestTaint(t *testing.T) {
 	var asked []string
 	cs := connect(t, s, &mcp.ClientOptions{ElicitationHandler: elicit(true, &asked)})
 	call(cs, "mcp-demo-canteen__menu", map[string]any{"canteen": "学一"})
-	if res := call(cs, "notes__add", map[string]any{"text": "b"}); res.IsError || len(asked) != 1 || !strings.Contains(asked[0], "untrusted third-party data") {
+	if res := call(cs, "notes__add", map[string]any{"text": "b"}); res.IsError || len(asked) != 1 || !strings.Contains(asked[0], "untrusted third-party text") {
 		t.Errorf("tainted host write: %v %s, asked %q", res.IsError, text(res), asked)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/mcpx"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -137,22 +138,29 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		fmt.Fprintf(c.out(), "installed %s %s (%s)\n", in.ID, in.Version, kind(in.Official))
 		return nil
 	case "update":
-		var ids []string
+		var list []*host.Installed
 		if len(args) == 1 {
-			ids = args
-		} else {
-			list, err := h.List(ctx)
+			in, err := h.Show(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			for _, in := range list {
-				ids = append(ids, in.ID)
+			list = []*host.Installed{in}
+		} else {
+			var err error
+			if list, err = h.List(ctx); err != nil {
+				return err
 			}
 		}
 		var outs []*host.UpdateOutcome
 		failed := false
-		for _, id := range ids {
-			o, err := h.Update(ctx, id)
+		for _, in := range list {
+			var o *host.UpdateOutcome
+			var err error
+			if in.Kind == host.KindRemote {
+				o, err = refreshRemote(ctx, mcpx.NewRegistry(h.Store()), in.ID)
+			} else {
+				o, err = h.Update(ctx, in.ID)
+			}
 			if err != nil {
 				return err
 			}
@@ -247,7 +255,11 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			if in.Held != nil {
 				state += " update-held:" + in.Held.Version
 			}
-			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s%s\n", in.ID, in.Version, kind(in.Official), in.Name, state)
+			version := in.Version
+			if in.Kind == host.KindRemote {
+				version = host.KindRemote
+			}
+			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s%s\n", in.ID, version, kind(in.Official), in.Name, state)
 		}
 		return nil
 	case "show":
@@ -281,7 +293,11 @@ func modeNames(m map[plugin.Effect]host.Mode) map[string]host.Mode {
 func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode) error {
 	w := c.out()
 	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, in.Name)
-	fmt.Fprintf(w, "  kind:        %s\n", kind(in.Official))
+	if in.Kind == host.KindRemote {
+		fmt.Fprintf(w, "  kind:        %s, remote\n", kind(in.Official))
+	} else {
+		fmt.Fprintf(w, "  kind:        %s\n", kind(in.Official))
+	}
 	fmt.Fprintf(w, "  source:      %s\n", in.Source)
 	fmt.Fprintf(w, "  hash:        %s\n", in.Hash)
 	fmt.Fprintf(w, "  enabled:     %v\n", in.Enabled)

@@ -203,3 +203,32 @@ func toolChanges(old, cur []mcpx.RemoteTool) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// refreshRemote lists a remote plugin's tools again for `harness plugins
+// update`: StatusCurrent when they did not change, StatusApplied with the
+// changes as the note, StatusFailed when the server cannot be described or
+// now names another plugin. The error is for the database only.
+func refreshRemote(ctx context.Context, reg *mcpx.Registry, id string) (*host.UpdateOutcome, error) {
+	p, err := reg.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	o := &host.UpdateOutcome{ID: id, From: host.KindRemote}
+	srv, err := p.Client().Describe(ctx)
+	if err != nil {
+		o.Status, o.Error = host.StatusFailed, err.Error()
+		return o, nil
+	}
+	var c *host.Conflict
+	if err := reg.Replace(ctx, id, srv); errors.As(err, &c) {
+		o.Status, o.Error = host.StatusFailed, err.Error()
+		return o, nil
+	} else if err != nil {
+		return nil, err
+	}
+	o.Status = host.StatusCurrent
+	if ch := toolChanges(p.Server.Tools, srv.Tools); !strings.HasSuffix(ch, "unchanged") {
+		o.Status, o.Note = host.StatusApplied, ch
+	}
+	return o, nil
+}

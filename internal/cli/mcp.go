@@ -19,6 +19,7 @@ import (
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/mcpx"
 )
 
@@ -35,6 +36,11 @@ func init() {
 		Run:     runMCP,
 	})
 	RegisterServeSetup(mcpServe)
+	// Remote plugins are a kind of host plugin: listed, permission-checked
+	// and audited by the host for every command.
+	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
+		return []host.Option{host.WithRemotes(mcpx.NewRegistry(db).HostRemotes())}, nil
+	})
 }
 
 // runMCP is `harness mcp`: the MCP server over stdin/stdout until the
@@ -61,7 +67,7 @@ func runMCP(env *Env) int {
 		return ExitFail
 	}
 	defer db.Close()
-	s := mcpx.NewServer(&mcpx.HostBackend{Host: h, Remotes: mcpx.NewRegistry(db)}, mcpx.Options{Version: Version})
+	s := mcpx.NewServer(&mcpx.HostBackend{Host: h}, mcpx.Options{Version: Version})
 	srv, err := s.MCP(ctx)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
@@ -82,7 +88,7 @@ func runMCP(env *Env) int {
 // plugins as JSON (never their tokens).
 func mcpServe(ctx context.Context, h *host.Host, s *api.Server) error {
 	reg := mcpx.NewRegistry(h.Store())
-	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h, Remotes: reg}, mcpx.Options{Version: Version, Stateless: true})
+	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h}, mcpx.Options{Version: Version, Stateless: true})
 	s.Handle("/mcp", mcpx.Handler(srv, "", slog.Default()))
 	s.HandleFunc("GET /v1/remote-plugins", func(w http.ResponseWriter, r *http.Request) error {
 		list, err := reg.List(r.Context())

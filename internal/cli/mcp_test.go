@@ -87,6 +87,24 @@ func TestMCPSubprocess(t *testing.T) {
 		t.Error("list-remote shows the token")
 	}
 
+	// The host lists it as a plugin of kind remote, and updates its tool list.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plugins", "list"}, "mcp-demo-canteen remote   Community 演示食堂\n"},
+		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  kind:        Community, remote\n"},
+		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  modes:       read=auto write=ask money=ask public=ask\n  tools:\n    menu [read] untrusted\n    reserveSeat [write] untrusted\n"},
+		{[]string{"plugins", "update", "mcp-demo-canteen"}, "mcp-demo-canteen: up to date (remote)\n"},
+		{[]string{"plugins", "mode", "mcp-demo-canteen", "money", "deny"}, "mcp-demo-canteen: money tools deny\n"},
+		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  modes:       read=auto write=ask money=deny public=ask\n"},
+	} {
+		out.Reset()
+		if code := Main(append(tc.args, "--data", data), strings.NewReader(""), &out, &errb); code != ExitOK || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out.String(), errb.String(), tc.want)
+		}
+	}
+
 	cmd := exec.Command(harnessBinary(t), "mcp", "--data", data)
 	cmd.Stderr = os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -116,7 +134,7 @@ func TestMCPSubprocess(t *testing.T) {
 		t.Errorf("menu: %v %s", err, toolText(res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp-demo-canteen__reserveSeat", Arguments: map[string]any{"canteen": "农园", "name": "小明"}})
-	if err != nil || !res.IsError || !strings.Contains(toolText(res), "harness plugins mode-remote mcp-demo-canteen write auto") {
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "harness plugins mode mcp-demo-canteen write auto") {
 		t.Errorf("reserveSeat without elicitation: %v %v %s", err, res.IsError, toolText(res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp-demo-canteen__menu", Arguments: map[string]any{"canteen": "清华"}})
