@@ -372,6 +372,7 @@ var ErrBudget = errors.New("expression budget exceeded")
 // "expression budget exceeded (100000 operations)".
 type BudgetError struct{ Limit int64 }
 
+// Error returns the budget message, `expression budget exceeded (N operations)`.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("expression budget exceeded (%d operations)", e.Limit)
 }

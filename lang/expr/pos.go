@@ -36,6 +36,7 @@ type Error struct {
 	Msg string
 }
 
+// Error returns "LINE:COL: MSG".
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 // ErrorList collects every static problem of one source, sorted by position (see Sort). The
@@ -100,6 +101,7 @@ type RuntimeError struct {
 	err  error // the wrapped cause, e.g. ErrBudget or a context error
 }
 
+// Error returns "LINE:COL: MSG".
 func (e *RuntimeError) Error() string {
 	if !e.Pos.IsValid() {
 		return e.Msg

@@ -16,6 +16,7 @@ type RegexError struct {
 	Msg    string
 }
 
+// Error returns the message, which names the construct and its position in the pattern.
 func (e *RegexError) Error() string { return e.Msg }
 
 // Regexp compiles pattern as RE2 (SPEC-DECISIONS §2): inline flags (?i) (?m) (?s), and (?u),

@@ -1,6 +1,7 @@
 // Package doccheck finds Go declarations that lack the doc comments the house style asks for
-// (STYLE.md §17): a package comment, and a comment on every exported name. Tests of the lang
-// packages call it so a missing comment fails the build's tests rather than a review.
+// (STYLE.md §17): a package comment, and a comment on every exported name that starts with that
+// name. Its test walks every package of the module, so a missing comment fails the tests rather
+// than a review.
 package doccheck
 
 import (
@@ -40,18 +41,39 @@ func Missing(dir string) ([]string, error) {
 		}
 		if f.Doc != nil {
 			hasPackageDoc = true
+			// A command's comment starts "Command name …", as go doc expects.
+			if want := "Package " + f.Name.Name + " "; !strings.HasPrefix(f.Doc.Text(), want) &&
+				!(f.Name.Name == "main" && strings.HasPrefix(f.Doc.Text(), "Command ")) {
+				out = append(out, fmt.Sprintf("%s: the package comment does not start with %q", filepath.Base(name), want))
+			}
 		}
 		report := func(pos token.Pos, what string) {
 			p := fset.Position(pos)
 			out = append(out, fmt.Sprintf("%s:%d: %s has no doc comment", filepath.Base(p.Filename), p.Line, what))
 		}
+		// A comment that is there must start with the name it documents ("Run runs …"); a
+		// deprecated or grouped form is left to review.
+		misnamed := func(pos token.Pos, name string, doc *ast.CommentGroup) {
+			if doc == nil {
+				return
+			}
+			text := doc.Text()
+			if strings.HasPrefix(text, name+" ") || strings.HasPrefix(text, name+"\n") ||
+				strings.HasPrefix(text, "A "+name+" ") || strings.HasPrefix(text, "An "+name+" ") ||
+				strings.HasPrefix(text, "The "+name+" ") || strings.HasPrefix(text, "Deprecated:") {
+				return
+			}
+			p := fset.Position(pos)
+			out = append(out, fmt.Sprintf("%s:%d: the doc comment of %s does not start with its name", filepath.Base(p.Filename), p.Line, name))
+		}
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
-				if !d.Name.IsExported() || d.Doc != nil {
+				if !d.Name.IsExported() || d.Recv != nil && !receiverExported(d.Recv) {
 					continue
 				}
-				if d.Recv != nil && !receiverExported(d.Recv) {
+				if d.Doc != nil {
+					misnamed(d.Pos(), d.Name.Name, d.Doc)
 					continue
 				}
 				report(d.Pos(), "func "+d.Name.Name)
@@ -62,8 +84,16 @@ func Missing(dir string) ([]string, error) {
 				for _, s := range d.Specs {
 					switch s := s.(type) {
 					case *ast.TypeSpec:
-						if s.Name.IsExported() && s.Doc == nil && d.Doc == nil {
+						if !s.Name.IsExported() {
+							continue
+						}
+						switch {
+						case s.Doc == nil && d.Doc == nil:
 							report(s.Pos(), "type "+s.Name.Name)
+						case s.Doc != nil:
+							misnamed(s.Pos(), s.Name.Name, s.Doc)
+						case !d.Lparen.IsValid():
+							misnamed(s.Pos(), s.Name.Name, d.Doc)
 						}
 					case *ast.ValueSpec:
 						for _, n := range s.Names {
