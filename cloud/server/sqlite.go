@@ -49,7 +49,9 @@ var schema = []string{
 // number and total size of the rows in store_values (expired ones included until Sweep removes
 // them), kept up to date by triggers on every insert, update and delete, whoever makes it. Since
 // expired rows can only inflate it, a put that fits by store_usage fits for certain; one that
-// does not is checked again by an exact scan of the live rows. OpenSQLite recounts it.
+// does not is checked again by an exact scan of the live rows. OpenSQLite recounts it. The
+// trigger syntax is SQLite's; a PostgreSQL backend keeps the same counters with its own
+// triggers, or counts as the exact scan does.
 var storeSchema = []string{
 	`CREATE TABLE IF NOT EXISTS store_usage (
 		device TEXT NOT NULL, plugin TEXT NOT NULL, n BIGINT NOT NULL, bytes BIGINT NOT NULL,
