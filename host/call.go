@@ -102,6 +102,11 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 		h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
 		return nil, ref
 	case Confirm:
+		// A call that would fail on its input is refused now, not after a person approved it.
+		if _, err := interp.CheckInput(t, req.Input); err != nil {
+			h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
+			return nil, err
+		}
 		c := &Confirmation{
 			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title,
 			Effect: t.Effect, Reason: reason, Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,

@@ -70,3 +70,29 @@ func TestConfirmRechecks(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmAfterInputCheck: an agent call whose input the tool would reject is refused with
+// the input error at once, not turned into a question a person approves only to see it fail.
+func TestConfirmAfterInputCheck(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, demo("1.0.0"))
+	e.install(t, link)
+	for _, tc := range []struct{ in, want string }{
+		{`{"text":5}`, "input.text"},
+		{`{"other":"x"}`, "input.text: is required"},
+		{`{"text":"x","other":1}`, "input.other"},
+	} {
+		r, err := e.h.Call(ctx, CallRequest{Actor: ActorAgent, Plugin: "demo", Tool: "note", Input: mustJSON(t, tc.in)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("agent call with %s = %+v, %v; want an input error naming %s", tc.in, r, err, tc.want)
+		}
+		if r != nil && r.Confirmation != nil {
+			t.Errorf("agent call with %s asked for a confirmation", tc.in)
+		}
+	}
+	// A valid input still asks.
+	r, err := e.h.Call(ctx, CallRequest{Actor: ActorAgent, Plugin: "demo", Tool: "note", Input: mustJSON(t, `{"text":"x"}`)})
+	if err != nil || r.Confirmation == nil {
+		t.Fatalf("agent call with valid input = %+v, %v; want a confirmation", r, err)
+	}
+}

@@ -209,3 +209,14 @@ func short(v any) string {
 	}
 	return s
 }
+
+// CheckInput validates input against tool t's declared fields exactly as Run does before any
+// step (seed 004 "Tools": the whole input is checked first) and returns the input the steps
+// would see. A host uses it to refuse a malformed call before asking a person to confirm it.
+// Errors are *Error of kind input naming the field.
+func CheckInput(t *plugin.Tool, input any) (*expr.Object, error) {
+	if t.Env == nil {
+		return nil, errf(KindInput, "tool %s did not load (the plugin has validation errors)", t.Name)
+	}
+	return validateInput(t, t.Env, input)
+}
