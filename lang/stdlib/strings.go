@@ -186,15 +186,8 @@ func jsReplacement(s string, groups int) string {
 // with is a string ($1, $&, $<name>, $$ as in JavaScript) or a function called with the match
 // and its groups.
 func fnReplace(c *expr.Call, args []any) (any, error) {
-	s, err := argString(args, 0)
+	s, re, err := textAndRegex(c, args)
 	if err != nil {
-		return nil, err
-	}
-	re, err := regexArg(c, args, 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	switch w := args[2].(type) {
@@ -257,15 +250,8 @@ func groupsOf(s string, m []int) []any {
 
 // fnMatch is match(s, pattern) → [whole, group1, …] of the first match, or null.
 func fnMatch(c *expr.Call, args []any) (any, error) {
-	s, err := argString(args, 0)
+	s, re, err := textAndRegex(c, args)
 	if err != nil {
-		return nil, err
-	}
-	re, err := regexArg(c, args, 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	m := re.FindStringSubmatchIndex(s)
@@ -277,15 +263,8 @@ func fnMatch(c *expr.Call, args []any) (any, error) {
 
 // fnMatchAll is matchAll(s, pattern) → a list of [whole, group1, …], one per match.
 func fnMatchAll(c *expr.Call, args []any) (any, error) {
-	s, err := argString(args, 0)
+	s, re, err := textAndRegex(c, args)
 	if err != nil {
-		return nil, err
-	}
-	re, err := regexArg(c, args, 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	ms := re.FindAllStringSubmatchIndex(s, -1)
@@ -301,15 +280,8 @@ func fnMatchAll(c *expr.Call, args []any) (any, error) {
 
 // fnTest is test(s, pattern) → whether the regex matches anywhere in s.
 func fnTest(c *expr.Call, args []any) (any, error) {
-	s, err := argString(args, 0)
+	s, re, err := textAndRegex(c, args)
 	if err != nil {
-		return nil, err
-	}
-	re, err := regexArg(c, args, 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Charge(matchCost(s, re)); err != nil {
 		return nil, err
 	}
 	return re.MatchString(s), nil
@@ -432,4 +404,21 @@ func runeIndex(s, sub string, last bool) int {
 		return -1
 	}
 	return utf8.RuneCountInString(s[:i])
+}
+
+// textAndRegex reads the (text, pattern) arguments shared by replace, replaceAll, match,
+// matchAll and test, and charges the match's cost before any matching (SPEC-DECISIONS §2).
+func textAndRegex(c *expr.Call, args []any) (string, *regexp.Regexp, error) {
+	s, err := argString(args, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	re, err := regexArg(c, args, 1)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := c.Charge(matchCost(s, re)); err != nil {
+		return "", nil, err
+	}
+	return s, re, nil
 }
