@@ -11,9 +11,15 @@
 // Options.AllowedHosts lists the host. With a token, every route (the
 // ones added with Handle too) requires "Authorization: Bearer <token>"
 // (issue 5 "optional bearer token") and the Host check is off: a
-// rebinding page cannot send the token. Requests that change state must
-// send a JSON body with Content-Type application/json (so a cross-site
-// form cannot post to it).
+// rebinding page cannot send the token.
+//
+// Cross-site requests are refused whatever the token (see guard): a request
+// whose Origin is not the API's own origin, or whose Sec-Fetch-Site is
+// cross-site or same-site, is 403 "cross_site"; a request that changes state
+// (POST, PUT, PATCH, DELETE) must say Content-Type: application/json, even
+// with an empty body, or it is 415 "bad_content_type" — no HTML form and no
+// "simple" fetch of another page can send that without a CORS preflight,
+// and the API answers no preflight (it sends no CORS header at all).
 package api
 
 import (
@@ -23,8 +29,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,15 +61,19 @@ type Options struct {
 
 // Server is the JSON API of one Host. It is an http.Handler.
 type Server struct {
-	h    *host.Host
-	mux  *http.ServeMux
-	opts Options
-	log  *slog.Logger
+	h      *host.Host
+	mux    *http.ServeMux
+	opts   Options
+	log    *slog.Logger
+	routes []string // every pattern added, in order (Routes)
+	// bodyless maps the patterns whose DELETE may come without a
+	// Content-Type to the header such a DELETE must carry (HandleProtocol).
+	bodyless map[string]string
 }
 
 // New returns the API of h with every route of docs/HOST-API.md.
 func New(h *host.Host, opts Options) *Server {
-	s := &Server{h: h, mux: http.NewServeMux(), opts: opts, log: opts.Log}
+	s := &Server{h: h, mux: http.NewServeMux(), opts: opts, log: opts.Log, bodyless: map[string]string{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -90,9 +102,28 @@ func New(h *host.Host, opts Options) *Server {
 }
 
 // Handle adds a route of another package (host abilities, the campus
-// client) with the API's Host and content-type checks. pattern is a
-// http.ServeMux pattern such as "GET /v1/todos".
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, s.guard(h)) }
+// client) with the API's token, Host, origin and content-type checks
+// (guard). pattern is a http.ServeMux pattern such as "GET /v1/todos".
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.routes = append(s.routes, pattern)
+	s.mux.Handle(pattern, s.guard(pattern, h))
+}
+
+// HandleProtocol is Handle for the endpoint of a protocol whose DELETE
+// carries no body and no Content-Type but a header of its own (MCP's
+// session end carries Mcp-Session-Id): a bodiless DELETE with header set
+// is let through the content-type check (no form can set a header, and a
+// page's fetch of DELETE needs a preflight the API never answers); the
+// origin check still applies.
+func (s *Server) HandleProtocol(pattern, header string, h http.Handler) {
+	s.bodyless[pattern] = header
+	s.Handle(pattern, h)
+}
+
+// Routes returns every pattern the API serves, in the order they were
+// added (New's own, then Handle's and HandleFunc's): tests walk it so that
+// no route escapes the guard's checks.
+func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // HandleFunc is Handle for a function that returns an error: the error is
 // written as the API's other errors are (see Error).
@@ -104,16 +135,24 @@ func (s *Server) HandleFunc(pattern string, f func(w http.ResponseWriter, r *htt
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 func (s *Server) route(pattern string, f func(w http.ResponseWriter, r *http.Request) error) {
-	s.mux.Handle(pattern, s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := f(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	})))
+	}))
 }
 
-// guard refuses requests without the token (when there is one), foreign
-// Host headers (when there is none) and state changes without JSON.
-func (s *Server) guard(next http.Handler) http.Handler {
+// guard refuses, in this order: requests without the token (when there is
+// one), foreign Host headers (when there is none), cross-site requests
+// (crossSite), and state changes whose Content-Type is not
+// application/json (the media type compared case-insensitively,
+// parameters allowed, an empty body included).
+func (s *Server) guard(pattern string, next http.Handler) http.Handler {
+	bodyless := s.bodyless[pattern]
+	exempt := func(r *http.Request) bool {
+		return bodyless != "" && r.Method == http.MethodDelete && r.ContentLength <= 0 &&
+			r.Header.Get("Content-Type") == "" && r.Header.Get(bodyless) != ""
+	}
 	var want []byte
 	if s.opts.Token != "" {
 		want = []byte("Bearer " + s.opts.Token)
@@ -131,17 +170,54 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				Message: fmt.Sprintf("host %q is not allowed: the API answers loopback names only", r.Host)})
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.ContentLength != 0 {
+		if why := crossSite(r); why != "" {
+			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "cross_site",
+				Message: why + ": the API answers its own origin only (requests from other web pages are refused)"})
+			return
+		}
+		if changesState(r.Method) && !exempt(r) {
 			ct := r.Header.Get("Content-Type")
-			if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" {
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 				s.writeError(w, r, &Error{Status: http.StatusUnsupportedMediaType, Code: "bad_content_type",
-					Message: fmt.Sprintf("content type %q: send application/json", ct)})
+					Message: fmt.Sprintf("content type %q: a %s must say Content-Type: application/json, even with an empty body", ct, r.Method)})
 				return
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// changesState reports whether a request of this method may change state:
+// anything but GET, HEAD and OPTIONS.
+func changesState(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+// crossSite says why r comes from another web page, or "": an Origin
+// header other than the request's own origin (scheme, Host header;
+// "null" included), or Sec-Fetch-Site cross-site or same-site (a page of
+// another port or subdomain). Requests with neither header (command-line
+// clients, MCP clients, old browsers on same-origin pages) pass; the
+// content-type check still stops an old browser's cross-site form.
+func crossSite(r *http.Request) string {
+	switch site := strings.ToLower(r.Header.Get("Sec-Fetch-Site")); site {
+	case "cross-site", "same-site":
+		return fmt.Sprintf("Sec-Fetch-Site is %s", site)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) || u.Path != "" {
+		return fmt.Sprintf("Origin %q is not %s://%s", origin, scheme, r.Host)
+	}
+	return ""
 }
 
 func (s *Server) hostAllowed(hostport string) bool {
@@ -520,7 +596,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Actor == "" {
-		req.Actor = string(host.ActorUser)
+		return badRequest(`actor is required: "user" (a person asked for this call), "agent" (the assistant) or "scheduler"`)
 	}
 	actor, err := host.ParseActor(req.Actor)
 	if err != nil {

@@ -89,7 +89,7 @@ func runMCP(env *Env) int {
 func mcpServe(ctx context.Context, h *host.Host, s *api.Server) error {
 	reg := mcpx.NewRegistry(h.Store())
 	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h}, mcpx.Options{Version: Version, Stateless: true})
-	s.Handle("/mcp", mcpx.Handler(srv, "", slog.Default()))
+	s.HandleProtocol("/mcp", "Mcp-Session-Id", mcpx.Handler(srv, "", slog.Default()))
 	s.HandleFunc("GET /v1/remote-plugins", func(w http.ResponseWriter, r *http.Request) error {
 		list, err := reg.List(r.Context())
 		if err != nil {

@@ -84,12 +84,10 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		return ExitFail
 	}
 	defer db.Close()
-	srv := api.New(h, api.Options{Log: log, Token: *token})
-	for _, s := range serveSetups {
-		if err := s(ctx, h, srv); err != nil {
-			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
-			return ExitFail
-		}
+	srv, err := serveAPI(ctx, h, api.Options{Log: log, Token: *token})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -159,4 +157,16 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		_ = hs.Shutdown(sctx)
 	}
 	return ExitOK
+}
+
+// serveAPI is the handler of `harness serve`: the API of h with every
+// ServeSetup's routes (/mcp, abilities, campus) added.
+func serveAPI(ctx context.Context, h *host.Host, opts api.Options) (*api.Server, error) {
+	srv := api.New(h, opts)
+	for _, s := range serveSetups {
+		if err := s(ctx, h, srv); err != nil {
+			return nil, err
+		}
+	}
+	return srv, nil
 }
