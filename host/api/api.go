@@ -36,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/interp"
@@ -53,8 +54,12 @@ type Options struct {
 	AllowedHosts []string
 	// Token, when not empty, is the bearer token every request must send
 	// as "Authorization: Bearer <Token>"; others get 401 "unauthorized".
-	// It is never logged.
+	// It is never logged. New does not judge its strength: callers check
+	// it with CheckToken. Wrong tokens are slowed per client address (see
+	// FreeFailures).
 	Token string
+	// Now is the clock of the token backoff; nil means time.Now.
+	Now func() time.Time
 	// Log receives one line per failed request; nil means slog.Default().
 	Log *slog.Logger
 }
@@ -66,6 +71,7 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	routes []string // every pattern added, in order (Routes)
+	auth   *authLimiter
 	// bodyless maps the patterns whose DELETE may come without a
 	// Content-Type to the header such a DELETE must carry (HandleProtocol).
 	bodyless map[string]string
@@ -77,6 +83,11 @@ func New(h *host.Host, opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	s.auth = &authLimiter{now: now, clients: map[string]*authClient{}}
 	s.route("GET /v1/health", s.health)
 	s.route("GET /v1/plugins", s.list)
 	s.route("POST /v1/reviews", s.review)
@@ -142,9 +153,10 @@ func (s *Server) route(pattern string, f func(w http.ResponseWriter, r *http.Req
 	}))
 }
 
-// guard refuses, in this order: requests without the token (when there is
-// one), foreign Host headers (when there is none), cross-site requests
-// (crossSite), and state changes whose Content-Type is not
+// guard refuses, in this order: cross-site requests (crossSite, before the
+// token so that a page cannot even count as a guess), requests in a token
+// lockout (429) and without the token (401, when there is one), foreign
+// Host headers (when there is none), and state changes whose Content-Type is not
 // application/json (the media type compared case-insensitively,
 // parameters allowed, an empty body included).
 func (s *Server) guard(pattern string, next http.Handler) http.Handler {
@@ -158,21 +170,32 @@ func (s *Server) guard(pattern string, next http.Handler) http.Handler {
 		want = []byte("Bearer " + s.opts.Token)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := crossSite(r); why != "" {
+			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "cross_site",
+				Message: why + ": the API answers its own origin only (requests from other web pages are refused)"})
+			return
+		}
 		if want != nil {
+			key := clientKey(r)
+			if d := s.auth.locked(key); d > 0 {
+				w.Header().Set("Retry-After", retryAfter(d))
+				s.writeError(w, r, &Error{Status: http.StatusTooManyRequests, Code: "slow_down",
+					Message: fmt.Sprintf("too many wrong tokens from this address: try again in %s", retryAfter(d)+" s")})
+				return
+			}
 			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+				if d := s.auth.fail(key); d > 0 {
+					w.Header().Set("Retry-After", retryAfter(d))
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 				s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Code: "unauthorized",
 					Message: "send the token of harness serve as \"Authorization: Bearer TOKEN\""})
 				return
 			}
+			s.auth.ok(key)
 		} else if !s.hostAllowed(r.Host) {
 			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "forbidden_host",
 				Message: fmt.Sprintf("host %q is not allowed: the API answers loopback names only", r.Host)})
-			return
-		}
-		if why := crossSite(r); why != "" {
-			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "cross_site",
-				Message: why + ": the API answers its own origin only (requests from other web pages are refused)"})
 			return
 		}
 		if changesState(r.Method) && !exempt(r) {
