@@ -80,13 +80,14 @@ func runMCP(env *Env) int {
 	return ExitOK
 }
 
-// mcpServe mounts /mcp on `harness serve`: stateless Streamable HTTP behind
-// the API's guard (the bearer token of --token, or else the loopback Host
+// mcpServe mounts /mcp on `harness serve`: Streamable HTTP with sessions
+// (and a conservative sessionless path, see mcpx.Handler) behind the API's
+// guard (the bearer token of --token, or else the loopback Host
 // check). It also adds GET /v1/remote-plugins, the installed remote
 // plugins as JSON (never their tokens).
 func mcpServe(ctx context.Context, h *host.Host, s *api.Server) error {
 	reg := mcpx.NewRegistry(h.Store())
-	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h}, mcpx.Options{Version: Version, Stateless: true})
+	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h}, mcpx.Options{Version: Version})
 	s.HandleProtocol("/mcp", "Mcp-Session-Id", mcpx.Handler(srv, "", slog.Default()))
 	s.HandleFunc("GET /v1/remote-plugins", func(w http.ResponseWriter, r *http.Request) error {
 		list, err := reg.List(r.Context())
