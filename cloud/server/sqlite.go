@@ -83,6 +83,7 @@ type SQLite struct {
 	// Statements prepared once for the life of the store.
 	get, device               *sql.Stmt // on rd
 	cur, live, seq, put, drop *sql.Stmt // on db, used inside the writer's transactions
+	devUse, devLive           *sql.Stmt // the device-wide quota (deviceQuotaTx), on db
 
 	// devices caches Device answers: every request with a plugin token looks its device up,
 	// and a device never changes, it is only deleted (through this SQLite, which drops it
@@ -160,6 +161,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 			LEFT JOIN store_usage u ON u.device = q.device AND u.plugin = q.plugin`},
 		{&s.live, s.db, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM store_values
 			WHERE device = ? AND plugin = ? AND k <> ? AND (expires_at = 0 OR expires_at > ?)`},
+		{&s.devUse, s.db, `SELECT COUNT(*), COALESCE(SUM(bytes), 0), COALESCE(MAX(plugin = ?), 0)
+			FROM store_usage WHERE device = ? AND n > 0`},
+		{&s.devLive, s.db, `SELECT COUNT(DISTINCT plugin), COALESCE(SUM(size), 0), COALESCE(MAX(plugin = ?), 0)
+			FROM store_values WHERE device = ? AND NOT (plugin = ? AND k = ?) AND (expires_at = 0 OR expires_at > ?)`},
 		{&s.seq, s.db, `INSERT INTO store_ns (device, plugin, seq) VALUES (?, ?, 1)
 			ON CONFLICT (device, plugin) DO UPDATE SET seq = store_ns.seq + 1 RETURNING seq`},
 		{&s.put, s.db, `INSERT INTO store_values (device, plugin, k, v, size, version, updated_at, expires_at)
@@ -179,7 +184,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 func (s *SQLite) closeDBs() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.get, s.device, s.cur, s.live, s.seq, s.put, s.drop} {
+	for _, st := range []*sql.Stmt{s.get, s.device, s.cur, s.live, s.seq, s.put, s.drop, s.devUse, s.devLive} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -212,7 +217,7 @@ type storeOp struct {
 	ns      Namespace
 	it      StoreItem
 	ifMatch *int64
-	q       protocol.StoreLimits
+	q       StoreQuota
 	now     int64
 	del     bool
 
@@ -479,7 +484,7 @@ func (s *SQLite) StoreGet(ctx context.Context, ns Namespace, key string, now int
 }
 
 // StorePut implements Storage. The writer goroutine runs it, group-committed with other puts.
-func (s *SQLite) StorePut(ctx context.Context, ns Namespace, it StoreItem, ifMatch *int64, q protocol.StoreLimits, now int64) (int64, error) {
+func (s *SQLite) StorePut(ctx context.Context, ns Namespace, it StoreItem, ifMatch *int64, q StoreQuota, now int64) (int64, error) {
 	return s.do(&storeOp{ctx: ctx, ns: ns, it: it, ifMatch: ifMatch, q: q, now: now})
 }
 
@@ -523,6 +528,9 @@ func (s *SQLite) putTx(ctx context.Context, tx *sql.Tx, op *storeOp) (int64, err
 			return 0, &QuotaError{Limit: fmt.Sprintf("%d bytes", op.q.MaxBytes)}
 		}
 	}
+	if err := s.deviceQuotaTx(ctx, tx, op, cur.Valid, oldSize.Int64, size); err != nil {
+		return 0, err
+	}
 	if err := tx.StmtContext(ctx, s.seq).QueryRowContext(ctx, ns.Device, ns.Plugin).Scan(&version); err != nil {
 		return 0, err
 	}
@@ -531,6 +539,36 @@ func (s *SQLite) putTx(ctx context.Context, tx *sql.Tx, op *storeOp) (int64, err
 		return 0, err
 	}
 	return version, nil
+}
+
+// deviceQuotaTx checks a put against op.q.Device: first by store_usage (expired rows included,
+// so an upper bound), and only when that is over, by an exact count of the device's live rows.
+// hadRow and oldSize describe the key's current row, size the new one.
+func (s *SQLite) deviceQuotaTx(ctx context.Context, tx *sql.Tx, op *storeOp, hadRow bool, oldSize, size int64) error {
+	if op.q.Device == (DeviceStoreLimits{}) {
+		return nil
+	}
+	ns := op.ns
+	var plugins, bytes, here int64
+	if err := tx.StmtContext(ctx, s.devUse).QueryRowContext(ctx, ns.Plugin, ns.Device).Scan(&plugins, &bytes, &here); err != nil {
+		return err
+	}
+	if hadRow {
+		bytes -= oldSize
+	}
+	if here == 0 {
+		plugins++
+	}
+	if deviceQuota(op.q, plugins, bytes+size) == nil {
+		return nil
+	}
+	if err := tx.StmtContext(ctx, s.devLive).QueryRowContext(ctx, ns.Plugin, ns.Device, ns.Plugin, op.it.Key, op.now).Scan(&plugins, &bytes, &here); err != nil {
+		return err
+	}
+	if here == 0 {
+		plugins++
+	}
+	return deviceQuota(op.q, plugins, bytes+size)
 }
 
 func (s *SQLite) deleteTx(ctx context.Context, tx *sql.Tx, op *storeOp) error {
