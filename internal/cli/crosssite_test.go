@@ -139,3 +139,105 @@ func TestCrossSiteEveryRoute(t *testing.T) {
 		t.Errorf("preflight: %d, Access-Control-Allow-Origin %q", resp.StatusCode, v)
 	}
 }
+
+// TestGetRoutesChangeNothing calls every GET route of `harness serve`, listed from the router,
+// with real ids (the official shuttle plugin and its data source), and checks that no table
+// but the audit log and the data-source cache (a data source runs a read tool as the user)
+// gained, lost or changed a row, and that no reply carries a CORS header: a GET — the one
+// request another page can make without a preflight — has no effect a page could use.
+func TestGetRoutesChangeNothing(t *testing.T) {
+	t.Setenv(MCPTokenEnv, "")
+	hf := hostFlags{data: t.TempDir()}
+	ctx := context.Background()
+	h, db, err := openHost(ctx, &hf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := serveAPI(ctx, h, api.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	snapshot := func() map[string]string {
+		rows, err := db.SQL.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('audit', 'datasource_cache', 'sqlite_sequence') ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for rows.Next() {
+			var n string
+			rows.Scan(&n)
+			names = append(names, n)
+		}
+		rows.Close()
+		out := map[string]string{}
+		for _, n := range names {
+			// Every row of the table, every column quoted: any change shows.
+			cr, err := db.SQL.Query(`SELECT name FROM pragma_table_info(?)`, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cols []string
+			for cr.Next() {
+				var c string
+				cr.Scan(&c)
+				cols = append(cols, `quote("`+c+`")`)
+			}
+			cr.Close()
+			var dump string
+			q := `SELECT COALESCE(group_concat(` + strings.Join(cols, ` || ',' || `) + `, ';'), '') FROM "` + n + `"`
+			if err := db.SQL.QueryRow(q).Scan(&dump); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			out[n] = dump
+		}
+		return out
+	}
+	values := map[string]string{"id": "shuttle", "source": "next", "service": "card", "name": "shuttle__next", "cid": "x", "turn": "x"}
+	wild := regexp.MustCompile(`\{([^}.]*)(\.\.\.)?\}`)
+	before := snapshot()
+	gets := 0
+	for _, pattern := range srv.Routes() {
+		method, path, ok := strings.Cut(pattern, " ")
+		if !ok || method != "GET" {
+			continue
+		}
+		gets++
+		path = wild.ReplaceAllStringFunc(strings.TrimSuffix(path, "{$}"), func(m string) string {
+			if v, ok := values[wild.FindStringSubmatch(m)[1]]; ok {
+				return v
+			}
+			return "x"
+		})
+		for _, q := range []string{"", "?refresh=1"} {
+			req, _ := http.NewRequest("GET", ts.URL+path+q, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			for k := range resp.Header {
+				if strings.HasPrefix(strings.ToLower(k), "access-control-") {
+					t.Errorf("GET %s: CORS header %s", path, k)
+				}
+			}
+		}
+	}
+	if gets < 10 {
+		t.Fatalf("only %d GET routes", gets)
+	}
+	after := snapshot()
+	for n, b := range before {
+		if after[n] != b {
+			t.Errorf("GET routes changed table %s", n)
+		}
+	}
+	for n := range after {
+		if _, ok := before[n]; !ok {
+			t.Errorf("GET routes created table %s", n)
+		}
+	}
+}
