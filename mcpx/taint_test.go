@@ -65,6 +65,19 @@ func TestHTTPTaintAcrossRequests(t *testing.T) {
 	if res := call(dial("2025-06-18"), "notes__add", write); res.IsError {
 		t.Errorf("another session's write: %s", text(res))
 	}
+	// A session whose client can elicit is asked (elicitation/create on the session) instead.
+	var asked []string
+	el, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{ElicitationHandler: elicit(true, &asked)}).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer el.Close()
+	call(el, "notes__echo", map[string]any{"word": "hi"})
+	if res := call(el, "notes__add", write); res.IsError || len(asked) != 1 || !strings.Contains(asked[0], "untrusted") {
+		t.Errorf("a tainted write on a session that can elicit: %s, asked %q", text(res), asked)
+	}
 
 	// A client of the sessionless protocol (2026-07-28, the SDK's default)
 	// keeps none: its requests are one turn by its address.
