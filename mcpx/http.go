@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -23,7 +25,8 @@ const ClientHeader = "X-Pku-Harness-Client"
 // SessionIdle is how long a /mcp session may stay idle before it is closed.
 const SessionIdle = 30 * time.Minute
 
-// Handler serves s over Streamable HTTP (issue 5 "/mcp on harness serve").
+// Handler serves s over Streamable HTTP (issue 5 "/mcp on harness serve";
+// sessions, issue 11). A request body is at most MaxLine bytes.
 // A client that initializes gets a session (Mcp-Session-Id): its requests
 // share one turn, so the taint of an untrusted result and elicitation carry
 // across requests, and it may open the GET stream for notifications
@@ -66,8 +69,13 @@ func Handler(s *Server, token string, log *slog.Logger) http.Handler {
 			stateful.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxLine))
 		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("Request Entity Too Large: a message is at most %d bytes", MaxLine), http.StatusRequestEntityTooLarge)
+				return
+			}
 			http.Error(w, "Bad Request: the body cannot be read", http.StatusBadRequest)
 			return
 		}
