@@ -25,13 +25,17 @@ const ClientHeader = "X-Pku-Harness-Client"
 // SessionIdle is how long a /mcp session may stay idle before it is closed.
 const SessionIdle = 30 * time.Minute
 
+// MaxSessions is how many /mcp sessions may be open at once; an initialize
+// beyond it is answered 503 (with Retry-After) until one ends or idles out.
+const MaxSessions = 64
+
 // Handler serves s over Streamable HTTP (issue 5 "/mcp on harness serve";
 // sessions, issue 11). A request body is at most MaxLine bytes.
 // A client that initializes gets a session (Mcp-Session-Id): its requests
 // share one turn, so the taint of an untrusted result and elicitation carry
 // across requests, and it may open the GET stream for notifications
 // (tools/list_changed); a session idle for SessionIdle is closed, DELETE
-// ends it. A request without a session that is not initialize (clients of
+// ends it, and at most MaxSessions are open at once. A request without a session that is not initialize (clients of
 // the sessionless protocol, or ones that drop the id) is served statelessly
 // and conservatively: all such requests of one client — named by its
 // bearer token, else its IP address — share one turn, so an untrusted result
@@ -81,6 +85,11 @@ func Handler(s *Server, token string, log *slog.Logger) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if isInitialize(body) {
+			if srv, err := s.sharedServer(r); err == nil && countSessions(srv) >= MaxSessions {
+				w.Header().Set("Retry-After", "60")
+				http.Error(w, fmt.Sprintf("Service Unavailable: %d MCP sessions are open; close one (DELETE /mcp) or wait for an idle one to end", MaxSessions), http.StatusServiceUnavailable)
+				return
+			}
 			stateful.ServeHTTP(w, r)
 			return
 		}
@@ -117,6 +126,15 @@ func (s *Server) sharedServer(r *http.Request) (*mcp.Server, error) {
 	}
 	s.shared = srv
 	return srv, nil
+}
+
+// countSessions is the number of open sessions of srv.
+func countSessions(srv *mcp.Server) int {
+	n := 0
+	for range srv.Sessions() {
+		n++
+	}
+	return n
 }
 
 // isInitialize reports whether body is a JSON-RPC initialize request.

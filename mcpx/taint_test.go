@@ -162,3 +162,36 @@ func TestToolListFollowsOtherProcesses(t *testing.T) {
 		t.Error("notes__add still listed after its mode became deny")
 	}
 }
+
+// TestHTTPSessionCap: initialize beyond MaxSessions open sessions is 503; closing one makes room.
+func TestHTTPSessionCap(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	ts := httptest.NewServer(Handler(NewServer(e.b, Options{}), "", nil))
+	defer ts.Close()
+	dial := func() (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1, DisableStandaloneSSE: true},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
+	}
+	var open []*mcp.ClientSession
+	for range MaxSessions {
+		cs, err := dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, cs)
+	}
+	if _, err := dial(); err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Fatalf("session %d: %v", MaxSessions+1, err)
+	}
+	open[0].Close()
+	cs, err := dial()
+	if err != nil {
+		t.Fatalf("after closing one: %v", err)
+	}
+	cs.Close()
+	for _, cs := range open[1:] {
+		cs.Close()
+	}
+}
