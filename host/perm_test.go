@@ -302,7 +302,8 @@ func TestPermissionMatrixThroughCall(t *testing.T) {
 // TestCommunityResultsUntrusted: every result of a Community plugin is
 // untrusted (seed 004 "Install links"), declared or not, on CallResult and
 // in AgentTools, and it taints the agent's turn; an Official plugin's
-// result is untrusted only when its tool declares it.
+// result is untrusted only when its tool declares it. (A remote plugin's
+// results, untrusted too, are checked by TestRemotePlugins.)
 func TestCommunityResultsUntrusted(t *testing.T) {
 	e := newEnv(t, demo("1.0.0"))
 	ctx := context.Background()
