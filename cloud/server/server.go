@@ -86,6 +86,7 @@ func DefaultConfig(st Storage) Config {
 	return Config{
 		Storage:         st,
 		Limits:          protocol.DefaultLimits(),
+		DeviceStore:     DefaultDeviceStore,
 		PowDifficulty:   protocol.DefaultPowDifficulty,
 		SaltRotation:    time.Hour,
 		Operator:        protocol.Operator{Name: "PKU harness Cloud (self-hosted)", Contact: ""},
