@@ -40,7 +40,10 @@ type CallResult struct {
 	// Value is the tool's result (an expr value); nil when Confirmation is set.
 	Value any
 	// Untrusted marks Value as third-party data, never to be followed as
-	// instructions (the tool declares untrusted: true).
+	// instructions: every result of a Community or remote plugin (seed 004
+	// "Install links"), and an Official plugin's tool that declares
+	// untrusted: true. Every face (API, MCP, the assistant) shows it as such;
+	// an agent's untrusted result taints its turn.
 	Untrusted bool
 	// Confirmation is set when the call waits for the user's answer
 	// (Confirm); the tool has not run.
@@ -207,11 +210,11 @@ func (h *Host) tainted(actor Actor, turn string) bool {
 // one query (this is on every call's path).
 func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plugin.Tool, map[plugin.Effect]Mode, error) {
 	var (
-		enabled   bool
-		seq       int
-		hash, raw string
+		enabled, official bool
+		seq               int
+		hash, raw         string
 	)
-	err := h.stmtTool.QueryRowContext(ctx, id).Scan(&enabled, &seq, &hash, &raw)
+	err := h.stmtTool.QueryRowContext(ctx, id).Scan(&enabled, &seq, &hash, &raw, &official)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
 	}
@@ -228,6 +231,13 @@ func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plug
 	t := p.Tool(name)
 	if t == nil {
 		return nil, nil, nil, &NotFound{What: fmt.Sprintf("plugin %s has no tool %q", id, name)}
+	}
+	if !official && !t.Untrusted {
+		// A Community plugin's results are third-party data, whatever it declares
+		// (seed 004 "Install links"): they are marked and taint the agent's turn.
+		tc := *t
+		tc.Untrusted = true
+		t = &tc
 	}
 	modes := map[plugin.Effect]Mode{}
 	for _, e := range plugin.Effects {

@@ -14,8 +14,10 @@
 //   - Permissions (issue 4; seed 003 "工具与 schema"): a Mode per plugin per
 //     effect; actors user, agent and scheduler; Decide is the whole rule.
 //     Call returns a Confirmation when the agent must ask; userOnly tools are
-//     refused to the agent and the scheduler; an untrusted result taints the
-//     agent's turn, after which durable writes need confirmation.
+//     refused to the agent and the scheduler; an untrusted result — every
+//     result of a Community or remote plugin (seed 004 "Install links"), and
+//     of an Official tool declaring untrusted — taints the agent's turn,
+//     after which durable writes need confirmation.
 //   - Data sources (seed 004 "Optional fields"): DataSource caches a plugin's
 //     dataSources per plugin, source and arguments for their ttl and reports
 //     the value, its fetch time and whether it is stale.

@@ -94,7 +94,7 @@ func New(db *store.DB, opts ...Option) (*Host, error) {
 	}
 	var err error
 	if h.stmtTool, err = db.SQL.Prepare(`SELECT p.enabled, v.seq, v.hash,
-		COALESCE((SELECT group_concat(m.effect || '=' || m.mode) FROM modes m WHERE m.plugin = p.id), '')
+		COALESCE((SELECT group_concat(m.effect || '=' || m.mode) FROM modes m WHERE m.plugin = p.id), ''), p.official
 		FROM plugins p JOIN plugin_versions v ON v.plugin = p.id AND v.seq = p.current WHERE p.id = ?`); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}

@@ -277,7 +277,9 @@ func TestPermissionMatrixThroughCall(t *testing.T) {
 				if eff == plugin.EffectWrite {
 					in = mustJSON(t, `{"text":"x"}`)
 				}
-				res, err := e.h.Call(ctx, CallRequest{Actor: actor, Plugin: "demo", Tool: tools[eff], Input: in})
+				// Each call its own turn: the community read's untrusted result would taint the next.
+				turn := fmt.Sprintf("%s-%s-%s", mode, actor, eff)
+				res, err := e.h.Call(ctx, CallRequest{Actor: actor, Plugin: "demo", Tool: tools[eff], Input: in, Turn: turn})
 				outcome := ""
 				var ref *Refusal
 				switch {
@@ -295,4 +297,60 @@ func TestPermissionMatrixThroughCall(t *testing.T) {
 		}
 	}
 	golden(t, "permissions_call.golden", b.String())
+}
+
+// TestCommunityResultsUntrusted: every result of a Community plugin is
+// untrusted (seed 004 "Install links"), declared or not, on CallResult and
+// in AgentTools, and it taints the agent's turn; an Official plugin's
+// result is untrusted only when its tool declares it. (A remote plugin's
+// results, untrusted too, are checked by TestRemotePlugins.)
+func TestCommunityResultsUntrusted(t *testing.T) {
+	e := newEnv(t, demo("1.0.0"))
+	ctx := context.Background()
+	e.install(t, link)
+	tests := []struct {
+		official bool
+		tool     string
+		want     bool
+	}{
+		{false, "hello", true}, // Community, not declared
+		{false, "posts", true}, // Community, declared
+		{true, "hello", false}, // Official, not declared
+		{true, "posts", true},  // Official, declared
+	}
+	for _, tc := range tests {
+		if _, err := e.db.SQL.Exec(`UPDATE plugins SET official = ? WHERE id = 'demo'`, tc.official); err != nil {
+			t.Fatal(err)
+		}
+		for _, eff := range []plugin.Effect{plugin.EffectRead, plugin.EffectWrite} {
+			if err := e.h.SetMode(ctx, "demo", eff, ModeAuto); err != nil {
+				t.Fatal(err)
+			}
+		}
+		turn := fmt.Sprintf("t-%v-%s", tc.official, tc.tool)
+		res, err := e.h.Call(ctx, CallRequest{Actor: ActorAgent, Plugin: "demo", Tool: tc.tool, Turn: turn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Untrusted != tc.want {
+			t.Errorf("official %v %s: Untrusted %v, want %v", tc.official, tc.tool, res.Untrusted, tc.want)
+		}
+		// The next write in the turn needs confirmation exactly when the result was untrusted.
+		w, err := e.h.Call(ctx, CallRequest{Actor: ActorAgent, Plugin: "demo", Tool: "note", Input: mustJSON(t, `{"text":"x"}`), Turn: turn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (w.Confirmation != nil) != tc.want {
+			t.Errorf("official %v %s: write after it asked %v, want %v", tc.official, tc.tool, w.Confirmation != nil, tc.want)
+		}
+		tools, err := e.h.AgentTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range tools {
+			if at.Tool == tc.tool && at.Untrusted != tc.want {
+				t.Errorf("official %v %s: AgentTool untrusted %v, want %v", tc.official, tc.tool, at.Untrusted, tc.want)
+			}
+		}
+	}
 }

@@ -68,7 +68,7 @@ func (h *Host) AgentTools(ctx context.Context) ([]AgentTool, error) {
 			out = append(out, AgentTool{
 				Name: in.ID + "__" + t.Name, Plugin: in.ID, Tool: t.Name, Title: t.Title,
 				Description: t.Description, Effect: t.Effect, Mode: modes[t.Effect],
-				Untrusted: t.Untrusted, OnDemand: t.OnDemand, InputSchema: InputSchema(t),
+				Untrusted: t.Untrusted || !in.Official, OnDemand: t.OnDemand, InputSchema: InputSchema(t),
 				Instructions: p.Instructions,
 			})
 		}

@@ -7,6 +7,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pkuinfo/harness/examples/demo-canteen/canteen"
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/lang/expr"
 )
 
 // BenchmarkCallHostTool: one tools/call of shuttle__next (offline) through
@@ -44,6 +46,22 @@ func BenchmarkCallHostToolNoSync(b *testing.B) {
 	args := map[string]any{"from": "燕园", "at": "2026-12-01 07:30"}
 	for b.Loop() {
 		if res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "shuttle__next", Arguments: args}); err != nil || res.IsError {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHostCallDirect is the same call as BenchmarkCallHostTool made
+// straight through Host.Call (as the agent, one turn): the difference
+// between the two is what MCP adds (issue 11: at most 0.5 ms).
+func BenchmarkHostCallDirect(b *testing.B) {
+	e := newTestEnv(b)
+	in, err := expr.FromJSON(json.RawMessage(`{"from":"燕园","at":"2026-12-01 07:30"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := e.h.Call(b.Context(), host.CallRequest{Actor: host.ActorAgent, Plugin: "shuttle", Tool: "next", Input: in, Turn: "bench"}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,9 +2,10 @@
 // directions (issue 5), with the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk/mcp):
 //
-//   - Server (server.go, http.go): the host's tools for any MCP client,
-//     over stdio (`harness mcp`) or stateless Streamable HTTP (`/mcp` on
-//     `harness serve`). It lists the tools the assistant may use under model
+//   - Server (server.go, http.go, stdio.go): the host's tools for any MCP
+//     client, over stdio (`harness mcp`, behind the line filter Stdio) or
+//     Streamable HTTP with sessions (`/mcp` on `harness serve`; a client
+//     without a session is one turn by its token or address). It lists the tools the assistant may use under model
 //     names "<id>__<tool>" (ModelName keeps them within the providers'
 //     ^[A-Za-z0-9_-]{1,64}$), with plain JSON Schemas (PlainSchema), asks the
 //     person through elicitation for tools in ask mode, and returns results

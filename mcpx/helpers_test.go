@@ -128,6 +128,18 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
+// last is the last text item of res: the value, after an untrusted
+// result's note.
+func last(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return "<no result>"
+	}
+	if tc, ok := res.Content[len(res.Content)-1].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return "<not text>"
+}
+
 func text(res *mcp.CallToolResult) string {
 	if res == nil {
 		return "<no result>"

@@ -129,3 +129,10 @@ func cutAtLine(s string, n int) string {
 	}
 	return strings.TrimSpace(c) + " …"
 }
+
+// Changes is the host's change counter (store.DB.Changes): HostBackend is
+// Versioned, so Server rebuilds its tool list only when a plugin, a mode or
+// a remote plugin changed, in this process or another.
+func (b *HostBackend) Changes(ctx context.Context) (int64, error) {
+	return b.Host.Store().Changes(ctx)
+}

@@ -64,7 +64,7 @@ func TestHTTP(t *testing.T) {
 	}
 	defer el.Close()
 	res, err = el.CallTool(ctxT(t), &mcp.CallToolParams{Name: "notes__add", Arguments: map[string]any{"text": "x"}})
-	if err != nil || res.IsError || text(res) != `{"saved":"x","length":1}` || len(asked) != 1 {
+	if err != nil || res.IsError || last(res) != `{"saved":"x","length":1}` || len(asked) != 1 || res.Meta[UntrustedMeta] != true {
 		t.Errorf("ask with elicitation: %v %v %q, asked %q", err, res != nil && res.IsError, text(res), asked)
 	}
 }

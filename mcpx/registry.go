@@ -96,7 +96,7 @@ func (r *Registry) Add(ctx context.Context, srv *RemoteServer, token string) (*R
 		if err != nil {
 			return fmt.Errorf("mcpx: add %s: %w", srv.PluginID, err)
 		}
-		return nil
+		return store.BumpChanges(ctx, tx) // the tool list changed
 	})
 	if err != nil {
 		return nil, err
@@ -138,15 +138,19 @@ func (r *Registry) Remove(ctx context.Context, id string) error {
 	return r.exec(ctx, id, `DELETE FROM mcpx_remote_plugins WHERE id = ?`, id)
 }
 
+// exec runs one change to a remote plugin's row and bumps the host's
+// change counter with it (store.BumpChanges), so cached tool lists follow.
 func (r *Registry) exec(ctx context.Context, id, q string, args ...any) error {
-	res, err := r.db.SQL.ExecContext(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("mcpx: %s: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return &host.NotFound{What: fmt.Sprintf("no remote plugin %q is installed", id)}
-	}
-	return nil
+	return r.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("mcpx: %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return &host.NotFound{What: fmt.Sprintf("no remote plugin %q is installed", id)}
+		}
+		return store.BumpChanges(ctx, tx)
+	})
 }
 
 // Get returns one installed remote plugin; an unknown id is *host.NotFound.

@@ -76,9 +76,11 @@ type Backend interface {
 type Options struct {
 	// Version is reported as the server's version.
 	Version string
-	// Stateless is set for Streamable HTTP without sessions: elicitation is
-	// then only possible for clients of protocol 2026-07-28 or later
-	// (multi round-trip requests), since the server cannot call back.
+	// Stateless makes MCP build servers for Streamable HTTP without
+	// sessions: elicitation is then only possible for clients of protocol
+	// 2026-07-28 or later (multi round-trip requests), since the server
+	// cannot call back. Handler ignores it: it serves sessions and
+	// sessionless requests both.
 	Stateless bool
 }
 
@@ -95,6 +97,14 @@ const UntrustedMeta = "pku-harness/untrusted"
 // confirmKey is the id of the elicitation input request.
 const confirmKey = "confirm"
 
+// Versioned is a Backend whose tools and instructions change only when
+// Changes does (HostBackend: the host's change counter, store.DB.Changes).
+// Server then keeps one tool list per counter value instead of asking the
+// Backend before every call.
+type Versioned interface {
+	Changes(ctx context.Context) (int64, error)
+}
+
 // Server builds MCP servers over a Backend. One Server serves many
 // sessions; the plugins named by plugins__use stay in use for all of them
 // until the process ends.
@@ -102,8 +112,18 @@ type Server struct {
 	b    Backend
 	opts Options
 
-	mu   sync.Mutex
-	used map[string]bool // plugin ids whose onDemand tools are offered
+	mu    sync.Mutex
+	used  map[string]bool // plugin ids whose onDemand tools are offered
+	usedN int             // bumped when used changes
+
+	cmu    sync.Mutex // the cache of a Versioned backend's tools
+	cgen   int64
+	cok    bool
+	ctools []Tool
+	cinstr string
+
+	hmu    sync.Mutex
+	shared *mcp.Server // the server of Handler's sessions, built once
 }
 
 // NewServer returns a Server over b.
@@ -121,18 +141,29 @@ func NewServer(b Backend, opts Options) *Server {
 // is brought up to date before every tools/list and tools/call, so plugins
 // installed, removed or switched while a client is connected show up, with
 // notifications/tools/list_changed.
+//
+// The taint of untrusted results (issue 4) follows the client's turn: on a
+// stateful session, the session (its Mcp-Session-Id on HTTP; the whole
+// stream on stdio); on stateless HTTP, the client as Handler names it (its
+// token, else its address), so that a client that keeps no session is
+// treated as one long turn.
 func (s *Server) MCP(ctx context.Context) (*mcp.Server, error) {
-	instr, err := s.b.Instructions(ctx)
+	return s.build(ctx, s.opts.Stateless)
+}
+
+// build is MCP with the stateless choice made by the caller.
+func (s *Server) build(ctx context.Context, stateless bool) (*mcp.Server, error) {
+	_, instr, err := s.toolList(ctx)
 	if err != nil {
 		return nil, err
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "PKU harness", Version: s.opts.Version},
 		&mcp.ServerOptions{Instructions: instr, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
-	ss := &session{s: s, srv: srv, turn: newTurn(), have: map[string]Tool{}}
+	ss := &session{s: s, srv: srv, turn: newTurn(), stateless: stateless, have: map[string]Tool{}}
 	if err := ss.sync(ctx); err != nil {
 		return nil, err
 	}
-	if !s.opts.Stateless {
+	if !stateless {
 		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method == "tools/list" || method == "tools/call" {
@@ -147,22 +178,74 @@ func (s *Server) MCP(ctx context.Context) (*mcp.Server, error) {
 	return srv, nil
 }
 
+// toolList returns the Backend's tools and instructions: for a Versioned
+// backend from the cache while its counter stays, else asked anew.
+func (s *Server) toolList(ctx context.Context) ([]Tool, string, error) {
+	v, ok := s.b.(Versioned)
+	if !ok {
+		tools, err := s.b.Tools(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		instr, err := s.b.Instructions(ctx)
+		return tools, instr, err
+	}
+	gen, err := v.Changes(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	s.cmu.Lock()
+	if s.cok && s.cgen == gen {
+		tools, instr := s.ctools, s.cinstr
+		s.cmu.Unlock()
+		return tools, instr, nil
+	}
+	s.cmu.Unlock()
+	// Read after the counter: a change in between makes the next reading differ.
+	tools, err := s.b.Tools(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	instr, err := s.b.Instructions(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	s.cmu.Lock()
+	s.cgen, s.cok, s.ctools, s.cinstr = gen, true, tools, instr
+	s.cmu.Unlock()
+	return tools, instr, nil
+}
+
 // session is the tool list of one *mcp.Server.
 type session struct {
-	s    *Server
-	srv  *mcp.Server
-	turn string
+	s         *Server
+	srv       *mcp.Server
+	turn      string // the turn of a session without an id (stdio)
+	stateless bool   // stateless HTTP: one request per *mcp.Server
 
 	mu       sync.Mutex
 	have     map[string]Tool   // model name → tool registered on srv
 	onDemand map[string][]Tool // plugin → its onDemand tools
+	synced   []Tool            // the list have was last built from
+	usedN    int               // Server.usedN then
 }
 
 // sync registers the tools the Backend offers now and removes the others.
+// When neither the list nor the plugins in use changed since the last
+// sync, it does nothing.
 func (ss *session) sync(ctx context.Context) error {
-	tools, err := ss.s.b.Tools(ctx)
+	tools, _, err := ss.s.toolList(ctx)
 	if err != nil {
 		return err
+	}
+	ss.s.mu.Lock()
+	usedN := ss.s.usedN
+	ss.s.mu.Unlock()
+	ss.mu.Lock()
+	same := ss.synced != nil && len(tools) > 0 && &ss.synced[0] == &tools[0] && len(ss.synced) == len(tools) && ss.usedN == usedN
+	ss.mu.Unlock()
+	if same {
+		return nil
 	}
 	want := map[string]Tool{}
 	onDemand := map[string][]Tool{}
@@ -185,6 +268,7 @@ func (ss *session) sync(ctx context.Context) error {
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	ss.synced, ss.usedN = tools, usedN
 	var gone []string
 	for name := range ss.have {
 		if _, ok := want[name]; !ok && name != UseTool {
@@ -205,7 +289,7 @@ func (ss *session) sync(ctx context.Context) error {
 		if old, ok := ss.have[name]; ok && reflect.DeepEqual(old, t) {
 			continue
 		}
-		ss.srv.AddTool(MCPTool(t), ss.s.handler(t, ss.turn))
+		ss.srv.AddTool(MCPTool(t), ss.handler(t))
 		ss.have[name] = t
 	}
 	if len(onDemand) > 0 && !reflect.DeepEqual(onDemand, ss.onDemand) {
@@ -267,7 +351,10 @@ func (ss *session) addUse(onDemand map[string][]Tool) {
 				return errorResult(fmt.Errorf("no plugin %q has tools to load (known: %v)", in.Plugin, ids)), nil
 			}
 			ss.s.mu.Lock()
-			ss.s.used[in.Plugin] = true
+			if !ss.s.used[in.Plugin] {
+				ss.s.used[in.Plugin] = true
+				ss.s.usedN++
+			}
 			ss.s.mu.Unlock()
 			if err := ss.sync(ctx); err != nil {
 				return errorResult(err), nil
@@ -287,8 +374,10 @@ func (ss *session) addUse(onDemand map[string][]Tool) {
 // of older protocols on a session) or, when the client cannot elicit, a
 // refusal saying how to allow it; the retry carrying the answer goes to
 // Backend.Confirm.
-func (s *Server) handler(t Tool, turn string) mcp.ToolHandler {
+func (ss *session) handler(t Tool) mcp.ToolHandler {
+	s := ss.s
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		turn := ss.turnOf(req)
 		p := req.Params
 		if p.RequestState != "" || p.InputResponses != nil {
 			approve := false
@@ -309,7 +398,7 @@ func (s *Server) handler(t Tool, turn string) mcp.ToolHandler {
 		if out.Ask == nil {
 			return valueResult(out, t.Title), nil
 		}
-		if !s.canElicit(req) {
+		if !ss.canElicit(req) {
 			// The pending confirmation expires on its own (host.ConfirmationTTL).
 			return errorResult(fmt.Errorf("%s: %s. This MCP client cannot ask the user (it does not support elicitation), so the call was refused. To allow such calls without asking, run: %s",
 				t.Name, out.Ask.Message, out.Ask.Allow)), nil
@@ -330,13 +419,33 @@ func (s *Server) handler(t Tool, turn string) mcp.ToolHandler {
 	}
 }
 
+// turnOf is the agent turn of a call, for taint: the session's (its id on
+// HTTP, else the stream's), or on stateless HTTP the client's as Handler
+// named it in ClientHeader (a fresh turn per request without one).
+func (ss *session) turnOf(req *mcp.CallToolRequest) string {
+	if ss.stateless {
+		if req.Extra != nil {
+			if k := req.Extra.Header.Get(ClientHeader); k != "" {
+				return "mcp-client-" + k
+			}
+		}
+		return ss.turn
+	}
+	if req.Session != nil {
+		if id := req.Session.ID(); id != "" {
+			return "mcp-session-" + id
+		}
+	}
+	return ss.turn
+}
+
 // canElicit reports whether the client can answer an elicitation here.
-func (s *Server) canElicit(req *mcp.CallToolRequest) bool {
+func (ss *session) canElicit(req *mcp.CallToolRequest) bool {
 	caps := req.ClientCapabilities()
 	if caps == nil || caps.Elicitation == nil {
 		return false
 	}
-	if s.opts.Stateless {
+	if ss.stateless {
 		return req.ProtocolVersion() >= "2026-07-28"
 	}
 	return true

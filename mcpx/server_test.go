@@ -122,8 +122,11 @@ func TestAskTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.IsError || mustJSON(res.StructuredContent) != `{"length":3,"saved":"买牛奶"}` || text(res) != `{"saved":"买牛奶","length":3}` {
+	if res.IsError || mustJSON(res.StructuredContent) != `{"length":3,"saved":"买牛奶"}` || last(res) != `{"saved":"买牛奶","length":3}` {
 		t.Errorf("accepted: isError %v %s %s", res.IsError, mustJSON(res.StructuredContent), text(res))
+	}
+	if res.Meta[UntrustedMeta] != true { // notes is a Community plugin
+		t.Errorf("a Community plugin's result without %s: %v", UntrustedMeta, res.Meta)
 	}
 	if len(asked) != 1 || !strings.Contains(asked[0], "记笔记") || !strings.Contains(asked[0], `"买牛奶"`) {
 		t.Errorf("asked %q", asked)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/cloud/client"
-	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/cloud/viewer"
 )
@@ -52,7 +51,7 @@ type recordingStorage struct {
 	puts []server.StoreItem
 }
 
-func (r *recordingStorage) StorePut(ctx context.Context, ns server.Namespace, it server.StoreItem, ifMatch *int64, q protocol.StoreLimits, now int64) (int64, error) {
+func (r *recordingStorage) StorePut(ctx context.Context, ns server.Namespace, it server.StoreItem, ifMatch *int64, q server.StoreQuota, now int64) (int64, error) {
 	r.mu.Lock()
 	r.puts = append(r.puts, it)
 	r.mu.Unlock()

@@ -56,6 +56,13 @@ func (s *Server) registerDevice(w http.ResponseWriter, r *http.Request) error {
 	if err := readJSON(w, r, 4<<10, &req); err != nil {
 		return err
 	}
+	// Before the proof of work: a low-order boxPub (all zeros, or another point of small order)
+	// would make every secret sealed to the device known to anyone, as chanPub and peerPub.
+	if pub, err := protocol.DecodeKey32(req.BoxPub); err != nil {
+		return errf(protocol.CodeBadRequest, "boxPub: %v", err)
+	} else if protocol.CheckX25519Public(pub) != nil {
+		return errf(protocol.CodeBadRequest, "boxPub: a low-order X25519 key")
+	}
 	epoch := s.saltEpoch()
 	if req.Pow.Salt != s.powSalt(epoch) && req.Pow.Salt != s.powSalt(epoch-1) {
 		return errf(protocol.CodePowInvalid, "pow.salt is not the current or the previous salt; read GET /v1/meta again")

@@ -138,7 +138,7 @@ func (m *Memory) StoreGet(_ context.Context, ns Namespace, key string, now int64
 }
 
 // StorePut implements Storage.
-func (m *Memory) StorePut(_ context.Context, ns Namespace, it StoreItem, ifMatch *int64, q protocol.StoreLimits, now int64) (int64, error) {
+func (m *Memory) StorePut(_ context.Context, ns Namespace, it StoreItem, ifMatch *int64, q StoreQuota, now int64) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	vals := m.values[ns]
@@ -161,6 +161,29 @@ func (m *Memory) StorePut(_ context.Context, ns Namespace, it StoreItem, ifMatch
 	}
 	if bytes+int64(len(it.Key)+len(it.Value)) > q.MaxBytes {
 		return 0, &QuotaError{Limit: fmt.Sprintf("%d bytes", q.MaxBytes)}
+	}
+	// The device's other live values, in every namespace.
+	var devBytes, plugins int64
+	for other, ov := range m.values {
+		if other.Device != ns.Device {
+			continue
+		}
+		held := false
+		for k, v := range ov {
+			if live(v, now) && (other != ns || k != it.Key) {
+				devBytes += int64(len(k) + len(v.Value))
+				held = true
+			}
+		}
+		if held || other == ns {
+			plugins++
+		}
+	}
+	if _, ok := m.values[ns]; !ok {
+		plugins++
+	}
+	if err := deviceQuota(q, plugins, devBytes+int64(len(it.Key)+len(it.Value))); err != nil {
+		return 0, err
 	}
 	if vals == nil {
 		vals = map[string]StoreItem{}

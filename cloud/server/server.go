@@ -33,6 +33,10 @@ type Config struct {
 	Now func() time.Time
 	// Limits are the provider limits announced in GET /v1/meta and enforced.
 	Limits protocol.Limits
+	// DeviceStore bounds one device's store across all its plugins (the plugin name of a token
+	// is the client's choice, so Limits.store alone, per (device, plugin), bounds nothing):
+	// zero fields take DefaultDeviceStore. See docs/CLOUD.md "Quotas per device".
+	DeviceStore DeviceStoreLimits
 	// PowDifficulty is the number of leading zero bits registration needs (default 16).
 	PowDifficulty int
 	// SaltRotation is how long a PoW salt is current; the previous salt is still accepted
@@ -82,6 +86,7 @@ func DefaultConfig(st Storage) Config {
 	return Config{
 		Storage:         st,
 		Limits:          protocol.DefaultLimits(),
+		DeviceStore:     DefaultDeviceStore,
 		PowDifficulty:   protocol.DefaultPowDifficulty,
 		SaltRotation:    time.Hour,
 		Operator:        protocol.Operator{Name: "PKU harness Cloud (self-hosted)", Contact: ""},
@@ -133,6 +138,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("cloud server: limits: %w", err)
+	}
+	if cfg.DeviceStore.MaxBytes <= 0 {
+		cfg.DeviceStore.MaxBytes = max(DefaultDeviceStore.MaxBytes, cfg.Limits.Store.MaxBytes)
+	}
+	if cfg.DeviceStore.MaxPlugins <= 0 {
+		cfg.DeviceStore.MaxPlugins = DefaultDeviceStore.MaxPlugins
 	}
 	if cfg.PowDifficulty < 0 || cfg.PowDifficulty > protocol.MaxPowDifficulty {
 		return nil, fmt.Errorf("cloud server: pow difficulty %d is outside 0–%d", cfg.PowDifficulty, protocol.MaxPowDifficulty)

@@ -83,6 +83,7 @@ type SQLite struct {
 	// Statements prepared once for the life of the store.
 	get, device               *sql.Stmt // on rd
 	cur, live, seq, put, drop *sql.Stmt // on db, used inside the writer's transactions
+	devLive                   *sql.Stmt // the device-wide quota's exact count (deviceQuotaTx), on db
 
 	// devices caches Device answers: every request with a plugin token looks its device up,
 	// and a device never changes, it is only deleted (through this SQLite, which drops it
@@ -154,12 +155,17 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		{&s.get, s.rd, `SELECT v, version, updated_at, expires_at FROM store_values
 			WHERE device = ? AND plugin = ? AND k = ? AND (expires_at = 0 OR expires_at > ?)`},
 		{&s.device, s.rd, `SELECT sign_pub, box_pub, created_at FROM devices WHERE id = ?`},
-		{&s.cur, s.db, `SELECT v.version, v.size, v.expires_at, COALESCE(u.n, 0), COALESCE(u.bytes, 0)
+		{&s.cur, s.db, `SELECT v.version, v.size, v.expires_at, COALESCE(u.n, 0), COALESCE(u.bytes, 0),
+			d.plugins, d.bytes, d.here
 			FROM (SELECT ? AS device, ? AS plugin, ? AS k) q
+			JOIN (SELECT COUNT(*) AS plugins, COALESCE(SUM(bytes), 0) AS bytes, COALESCE(MAX(plugin = ?2), 0) AS here
+				FROM store_usage WHERE device = ?1 AND n > 0) d
 			LEFT JOIN store_values v ON v.device = q.device AND v.plugin = q.plugin AND v.k = q.k
 			LEFT JOIN store_usage u ON u.device = q.device AND u.plugin = q.plugin`},
 		{&s.live, s.db, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM store_values
 			WHERE device = ? AND plugin = ? AND k <> ? AND (expires_at = 0 OR expires_at > ?)`},
+		{&s.devLive, s.db, `SELECT COUNT(DISTINCT plugin), COALESCE(SUM(size), 0), COALESCE(MAX(plugin = ?), 0)
+			FROM store_values WHERE device = ? AND NOT (plugin = ? AND k = ?) AND (expires_at = 0 OR expires_at > ?)`},
 		{&s.seq, s.db, `INSERT INTO store_ns (device, plugin, seq) VALUES (?, ?, 1)
 			ON CONFLICT (device, plugin) DO UPDATE SET seq = store_ns.seq + 1 RETURNING seq`},
 		{&s.put, s.db, `INSERT INTO store_values (device, plugin, k, v, size, version, updated_at, expires_at)
@@ -179,7 +185,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 func (s *SQLite) closeDBs() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.get, s.device, s.cur, s.live, s.seq, s.put, s.drop} {
+	for _, st := range []*sql.Stmt{s.get, s.device, s.cur, s.live, s.seq, s.put, s.drop, s.devLive} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -212,7 +218,7 @@ type storeOp struct {
 	ns      Namespace
 	it      StoreItem
 	ifMatch *int64
-	q       protocol.StoreLimits
+	q       StoreQuota
 	now     int64
 	del     bool
 
@@ -479,7 +485,7 @@ func (s *SQLite) StoreGet(ctx context.Context, ns Namespace, key string, now int
 }
 
 // StorePut implements Storage. The writer goroutine runs it, group-committed with other puts.
-func (s *SQLite) StorePut(ctx context.Context, ns Namespace, it StoreItem, ifMatch *int64, q protocol.StoreLimits, now int64) (int64, error) {
+func (s *SQLite) StorePut(ctx context.Context, ns Namespace, it StoreItem, ifMatch *int64, q StoreQuota, now int64) (int64, error) {
 	return s.do(&storeOp{ctx: ctx, ns: ns, it: it, ifMatch: ifMatch, q: q, now: now})
 }
 
@@ -494,8 +500,9 @@ func (s *SQLite) putTx(ctx context.Context, tx *sql.Tx, op *storeOp) (int64, err
 	// The key's row, if any, and the namespace's usage (0 when it has none) in one query.
 	var cur, oldSize, exp sql.NullInt64
 	var n, bytes int64
+	var dev deviceUsage
 	err := tx.StmtContext(ctx, s.cur).QueryRowContext(ctx, ns.Device, ns.Plugin, it.Key).
-		Scan(&cur, &oldSize, &exp, &n, &bytes)
+		Scan(&cur, &oldSize, &exp, &n, &bytes, &dev.plugins, &dev.bytes, &dev.here)
 	if err != nil {
 		return 0, err
 	}
@@ -523,6 +530,9 @@ func (s *SQLite) putTx(ctx context.Context, tx *sql.Tx, op *storeOp) (int64, err
 			return 0, &QuotaError{Limit: fmt.Sprintf("%d bytes", op.q.MaxBytes)}
 		}
 	}
+	if err := s.deviceQuotaTx(ctx, tx, op, dev, cur.Valid, oldSize.Int64, size); err != nil {
+		return 0, err
+	}
 	if err := tx.StmtContext(ctx, s.seq).QueryRowContext(ctx, ns.Device, ns.Plugin).Scan(&version); err != nil {
 		return 0, err
 	}
@@ -531,6 +541,38 @@ func (s *SQLite) putTx(ctx context.Context, tx *sql.Tx, op *storeOp) (int64, err
 		return 0, err
 	}
 	return version, nil
+}
+
+// deviceUsage is a device's store by store_usage: namespaces with rows, their bytes, and
+// whether the put's namespace is one of them (1 or 0).
+type deviceUsage struct{ plugins, bytes, here int64 }
+
+// deviceQuotaTx checks a put against op.q.Device: first by store_usage (dev, read with the
+// key's row; expired rows included, so an upper bound), and only when that is over, by an exact
+// count of the device's live rows. hadRow and oldSize describe the key's current row, size the
+// new one.
+func (s *SQLite) deviceQuotaTx(ctx context.Context, tx *sql.Tx, op *storeOp, dev deviceUsage, hadRow bool, oldSize, size int64) error {
+	if op.q.Device == (DeviceStoreLimits{}) {
+		return nil
+	}
+	ns := op.ns
+	plugins, bytes, here := dev.plugins, dev.bytes, dev.here
+	if hadRow {
+		bytes -= oldSize
+	}
+	if here == 0 {
+		plugins++
+	}
+	if deviceQuota(op.q, plugins, bytes+size) == nil {
+		return nil
+	}
+	if err := tx.StmtContext(ctx, s.devLive).QueryRowContext(ctx, ns.Plugin, ns.Device, ns.Plugin, op.it.Key, op.now).Scan(&plugins, &bytes, &here); err != nil {
+		return err
+	}
+	if here == 0 {
+		plugins++
+	}
+	return deviceQuota(op.q, plugins, bytes+size)
 }
 
 func (s *SQLite) deleteTx(ctx context.Context, tx *sql.Tx, op *storeOp) error {

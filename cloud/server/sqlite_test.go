@@ -57,7 +57,7 @@ func TestSQLiteStoreUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := Namespace{"d1", "p"}
-	q := protocol.StoreLimits{MaxKeys: 3, MaxBytes: 1000, MaxValueBytes: 100}
+	q := StoreQuota{StoreLimits: protocol.StoreLimits{MaxKeys: 3, MaxBytes: 1000, MaxValueBytes: 100}}
 	put := func(k, v string, exp int64, now int64) error {
 		_, err := st.StorePut(ctx, ns, StoreItem{Key: k, Value: []byte(v), ExpiresAt: exp}, nil, q, now)
 		return err
@@ -115,7 +115,7 @@ func TestSQLiteIfMatchRace(t *testing.T) {
 	ctx := context.Background()
 	st := openTestSQLite(t)
 	ns := Namespace{"d1", "p"}
-	q := protocol.DefaultLimits().Store
+	q := StoreQuota{StoreLimits: protocol.DefaultLimits().Store, Device: DefaultDeviceStore}
 	race := func(ifMatch int64) int64 {
 		var wins atomic.Int64
 		var won atomic.Int64
@@ -161,7 +161,7 @@ func TestSQLiteIfMatchRace(t *testing.T) {
 func BenchmarkSQLiteStore(b *testing.B) {
 	ctx := context.Background()
 	value := []byte(`{"v":"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"}`)
-	q := protocol.DefaultLimits().Store
+	q := StoreQuota{StoreLimits: protocol.DefaultLimits().Store, Device: DefaultDeviceStore}
 	var worker atomic.Int64
 	b.Run("put", func(b *testing.B) {
 		st := openTestSQLite(b)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
@@ -35,8 +36,10 @@ type Storage interface {
 	// StorePut writes a value atomically: with ifMatch set, ErrConflict unless the live
 	// version equals *ifMatch (0: the key must be absent or expired). The new version is
 	// greater than every version the namespace ever gave, so versions never go backwards
-	// across delete and expiry. A *QuotaError when the namespace would exceed q.
-	StorePut(ctx context.Context, ns Namespace, it StoreItem, ifMatch *int64, q protocol.StoreLimits, now int64) (int64, error)
+	// across delete and expiry. A *QuotaError when the namespace would exceed q.StoreLimits,
+	// or the device (all its namespaces' live values) q.Device: more than q.Device.MaxBytes,
+	// or a value in more than q.Device.MaxPlugins namespaces.
+	StorePut(ctx context.Context, ns Namespace, it StoreItem, ifMatch *int64, q StoreQuota, now int64) (int64, error)
 	// StoreDelete removes a live value. ErrNotFound when absent or expired.
 	StoreDelete(ctx context.Context, ns Namespace, key string, now int64) error
 
@@ -82,7 +85,26 @@ var ErrNotFound = errors.New("not found")
 // ErrConflict says a uniqueness or version condition failed.
 var ErrConflict = errors.New("conflict")
 
-// QuotaError says a write would exceed a limit; Limit names it ("1000 keys").
+// StoreQuota is what StorePut enforces: the seed's per-(device, plugin) limits and the
+// device-wide ones.
+type StoreQuota struct {
+	protocol.StoreLimits
+	Device DeviceStoreLimits
+}
+
+// DeviceStoreLimits bound one device's store across all its plugins: MaxBytes of keys and
+// values (live ones), and MaxPlugins namespaces holding at least one live value.
+type DeviceStoreLimits struct {
+	MaxBytes   int64
+	MaxPlugins int64
+}
+
+// DefaultDeviceStore is 4,000,000 bytes and 16 plugins per device: four plugins' worth of the
+// default per-plugin store, and more plugins than one person uses with one Cloud.
+var DefaultDeviceStore = DeviceStoreLimits{MaxBytes: 4_000_000, MaxPlugins: 16}
+
+// QuotaError says a write would exceed a limit; Limit names it ("1000 keys" per plugin, or
+// "16 plugins per device").
 type QuotaError struct{ Limit string }
 
 // Error says which limit.
@@ -138,4 +160,17 @@ type MailboxItem struct {
 	Slot      string
 	Env       protocol.Envelope
 	ExpiresAt int64
+}
+
+// deviceQuota checks a put against q.Device: plugins is the number of namespaces of the device
+// that hold a live value once the put is done, bytes the device's live keys and values then. A
+// zero limit is no limit.
+func deviceQuota(q StoreQuota, plugins, bytes int64) error {
+	if q.Device.MaxPlugins > 0 && plugins > q.Device.MaxPlugins {
+		return &QuotaError{Limit: fmt.Sprintf("%d plugins per device", q.Device.MaxPlugins)}
+	}
+	if q.Device.MaxBytes > 0 && bytes > q.Device.MaxBytes {
+		return &QuotaError{Limit: fmt.Sprintf("%d bytes per device", q.Device.MaxBytes)}
+	}
+	return nil
 }

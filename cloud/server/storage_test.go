@@ -91,7 +91,7 @@ func storageScript(t *testing.T, st Storage) string {
 
 	// Store: versions, conditions, expiry, quotas, listing.
 	ns := Namespace{"d1", "p"}
-	q := protocol.StoreLimits{MaxBytes: 60, MaxKeys: 3, MaxValueBytes: 40}
+	q := StoreQuota{StoreLimits: protocol.StoreLimits{MaxBytes: 60, MaxKeys: 3, MaxValueBytes: 40}}
 	put := func(key, val string, ifMatch *int64, exp, now int64) {
 		v, err := st.StorePut(ctx, ns, StoreItem{Key: key, Value: json.RawMessage(val), ExpiresAt: exp}, ifMatch, q, now)
 		im := "-"

@@ -174,7 +174,7 @@ func (s *Server) putStore(raw string) handlerFunc {
 		if req.TtlS != nil {
 			it.ExpiresAt = now + *req.TtlS*1000
 		}
-		v, err := s.st.StorePut(r.Context(), ns, it, ifMatch, lim, now)
+		v, err := s.st.StorePut(r.Context(), ns, it, ifMatch, StoreQuota{StoreLimits: lim, Device: s.cfg.DeviceStore}, now)
 		var qe *QuotaError
 		switch {
 		case errors.Is(err, ErrConflict):
@@ -183,7 +183,10 @@ func (s *Server) putStore(raw string) handlerFunc {
 			}
 			return errf(protocol.CodeConflict, "%q is not at version %d", key, *ifMatch)
 		case errors.As(err, &qe):
-			return errf(protocol.CodeQuota, "the store is full: %s per plugin", qe.Limit)
+			if !strings.Contains(qe.Limit, "per device") {
+				return errf(protocol.CodeQuota, "the store is full: %s per plugin", qe.Limit)
+			}
+			return errf(protocol.CodeQuota, "the store is full: %s", qe.Limit)
 		case err != nil:
 			return err
 		}

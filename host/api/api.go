@@ -11,9 +11,15 @@
 // Options.AllowedHosts lists the host. With a token, every route (the
 // ones added with Handle too) requires "Authorization: Bearer <token>"
 // (issue 5 "optional bearer token") and the Host check is off: a
-// rebinding page cannot send the token. Requests that change state must
-// send a JSON body with Content-Type application/json (so a cross-site
-// form cannot post to it).
+// rebinding page cannot send the token.
+//
+// Cross-site requests are refused whatever the token (see guard): a request
+// whose Origin is not the API's own origin, or whose Sec-Fetch-Site is
+// cross-site or same-site, is 403 "cross_site"; a request that changes state
+// (POST, PUT, PATCH, DELETE) must say Content-Type: application/json, even
+// with an empty body, or it is 415 "bad_content_type" — no HTML form and no
+// "simple" fetch of another page can send that without a CORS preflight,
+// and the API answers no preflight (it sends no CORS header at all).
 package api
 
 import (
@@ -23,11 +29,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/interp"
@@ -45,26 +54,40 @@ type Options struct {
 	AllowedHosts []string
 	// Token, when not empty, is the bearer token every request must send
 	// as "Authorization: Bearer <Token>"; others get 401 "unauthorized".
-	// It is never logged.
+	// It is never logged. New does not judge its strength: callers check
+	// it with CheckToken. Wrong tokens are slowed per client address (see
+	// FreeFailures).
 	Token string
+	// Now is the clock of the token backoff; nil means time.Now.
+	Now func() time.Time
 	// Log receives one line per failed request; nil means slog.Default().
 	Log *slog.Logger
 }
 
 // Server is the JSON API of one Host. It is an http.Handler.
 type Server struct {
-	h    *host.Host
-	mux  *http.ServeMux
-	opts Options
-	log  *slog.Logger
+	h      *host.Host
+	mux    *http.ServeMux
+	opts   Options
+	log    *slog.Logger
+	routes []string // every pattern added, in order (Routes)
+	auth   *authLimiter
+	// bodyless maps the patterns whose DELETE may come without a
+	// Content-Type to the header such a DELETE must carry (HandleProtocol).
+	bodyless map[string]string
 }
 
 // New returns the API of h with every route of docs/HOST-API.md.
 func New(h *host.Host, opts Options) *Server {
-	s := &Server{h: h, mux: http.NewServeMux(), opts: opts, log: opts.Log}
+	s := &Server{h: h, mux: http.NewServeMux(), opts: opts, log: opts.Log, bodyless: map[string]string{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	s.auth = &authLimiter{now: now, clients: map[string]*authClient{}}
 	s.route("GET /v1/health", s.health)
 	s.route("GET /v1/plugins", s.list)
 	s.route("POST /v1/reviews", s.review)
@@ -90,9 +113,28 @@ func New(h *host.Host, opts Options) *Server {
 }
 
 // Handle adds a route of another package (host abilities, the campus
-// client) with the API's Host and content-type checks. pattern is a
-// http.ServeMux pattern such as "GET /v1/todos".
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, s.guard(h)) }
+// client) with the API's token, Host, origin and content-type checks
+// (guard). pattern is a http.ServeMux pattern such as "GET /v1/todos".
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.routes = append(s.routes, pattern)
+	s.mux.Handle(pattern, s.guard(pattern, h))
+}
+
+// HandleProtocol is Handle for the endpoint of a protocol whose DELETE
+// carries no body and no Content-Type but a header of its own (MCP's
+// session end carries Mcp-Session-Id): a bodiless DELETE with header set
+// is let through the content-type check (no form can set a header, and a
+// page's fetch of DELETE needs a preflight the API never answers); the
+// origin check still applies.
+func (s *Server) HandleProtocol(pattern, header string, h http.Handler) {
+	s.bodyless[pattern] = header
+	s.Handle(pattern, h)
+}
+
+// Routes returns every pattern the API serves, in the order they were
+// added (New's own, then Handle's and HandleFunc's): tests walk it so that
+// no route escapes the guard's checks.
+func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // HandleFunc is Handle for a function that returns an error: the error is
 // written as the API's other errors are (see Error).
@@ -104,44 +146,101 @@ func (s *Server) HandleFunc(pattern string, f func(w http.ResponseWriter, r *htt
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 func (s *Server) route(pattern string, f func(w http.ResponseWriter, r *http.Request) error) {
-	s.mux.Handle(pattern, s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := f(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	})))
+	}))
 }
 
-// guard refuses requests without the token (when there is one), foreign
-// Host headers (when there is none) and state changes without JSON.
-func (s *Server) guard(next http.Handler) http.Handler {
+// guard refuses, in this order: cross-site requests (crossSite, before the
+// token so that a page cannot even count as a guess), requests in a token
+// lockout (429) and without the token (401, when there is one), foreign
+// Host headers (when there is none), and state changes whose Content-Type is not
+// application/json (the media type compared case-insensitively,
+// parameters allowed, an empty body included).
+func (s *Server) guard(pattern string, next http.Handler) http.Handler {
+	bodyless := s.bodyless[pattern]
+	exempt := func(r *http.Request) bool {
+		return bodyless != "" && r.Method == http.MethodDelete && r.ContentLength <= 0 &&
+			r.Header.Get("Content-Type") == "" && r.Header.Get(bodyless) != ""
+	}
 	var want []byte
 	if s.opts.Token != "" {
 		want = []byte("Bearer " + s.opts.Token)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := crossSite(r); why != "" {
+			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "cross_site",
+				Message: why + ": the API answers its own origin only (requests from other web pages are refused)"})
+			return
+		}
 		if want != nil {
+			key := clientKey(r)
+			if d := s.auth.locked(key); d > 0 {
+				w.Header().Set("Retry-After", retryAfter(d))
+				s.writeError(w, r, &Error{Status: http.StatusTooManyRequests, Code: "slow_down",
+					Message: fmt.Sprintf("too many wrong tokens from this address: try again in %s", retryAfter(d)+" s")})
+				return
+			}
 			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+				if d := s.auth.fail(key); d > 0 {
+					w.Header().Set("Retry-After", retryAfter(d))
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 				s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Code: "unauthorized",
 					Message: "send the token of harness serve as \"Authorization: Bearer TOKEN\""})
 				return
 			}
+			s.auth.ok(key)
 		} else if !s.hostAllowed(r.Host) {
 			s.writeError(w, r, &Error{Status: http.StatusForbidden, Code: "forbidden_host",
 				Message: fmt.Sprintf("host %q is not allowed: the API answers loopback names only", r.Host)})
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.ContentLength != 0 {
+		if changesState(r.Method) && !exempt(r) {
 			ct := r.Header.Get("Content-Type")
-			if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" {
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 				s.writeError(w, r, &Error{Status: http.StatusUnsupportedMediaType, Code: "bad_content_type",
-					Message: fmt.Sprintf("content type %q: send application/json", ct)})
+					Message: fmt.Sprintf("content type %q: a %s must say Content-Type: application/json, even with an empty body", ct, r.Method)})
 				return
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// changesState reports whether a request of this method may change state:
+// anything but GET, HEAD and OPTIONS.
+func changesState(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+// crossSite says why r comes from another web page, or "": an Origin
+// header other than the request's own origin (scheme, Host header;
+// "null" included), or Sec-Fetch-Site cross-site or same-site (a page of
+// another port or subdomain). Requests with neither header (command-line
+// clients, MCP clients, old browsers on same-origin pages) pass; the
+// content-type check still stops an old browser's cross-site form.
+func crossSite(r *http.Request) string {
+	switch site := strings.ToLower(r.Header.Get("Sec-Fetch-Site")); site {
+	case "cross-site", "same-site":
+		return fmt.Sprintf("Sec-Fetch-Site is %s", site)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) || u.Path != "" {
+		return fmt.Sprintf("Origin %q is not %s://%s", origin, scheme, r.Host)
+	}
+	return ""
 }
 
 func (s *Server) hostAllowed(hostport string) bool {
@@ -520,7 +619,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Actor == "" {
-		req.Actor = string(host.ActorUser)
+		return badRequest(`actor is required: "user" (a person asked for this call), "agent" (the assistant) or "scheduler"`)
 	}
 	actor, err := host.ParseActor(req.Actor)
 	if err != nil {

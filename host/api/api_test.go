@@ -69,7 +69,7 @@ func TestTranscript(t *testing.T) {
 			path, body = strings.ReplaceAll(path, "$"+k, v), strings.ReplaceAll(body, "$"+k, v)
 		}
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		if body != "" {
+		if method != "GET" {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		for i := 0; i+1 < len(hdr); i += 2 {
@@ -128,11 +128,12 @@ func TestTranscript(t *testing.T) {
 	do("POST", "/v1/plugins/notes/rollback", "")
 	do("POST", "/v1/plugins/notes/accept", "")
 	do("PUT", "/v1/plugins/notes/enabled", `{"on":false}`)
-	do("POST", "/v1/tools/notes__hello/call", `{}`)
+	do("POST", "/v1/tools/notes__hello/call", `{"actor":"user"}`)
 	do("PUT", "/v1/plugins/notes/auto-update", `{"on":false}`)
 	do("GET", "/v1/audit?limit=3", "")
 	do("POST", "/v1/tools/notes__hello/call", `{"actor":"robot"}`)
-	do("POST", "/v1/tools/hello/call", `{}`)
+	do("POST", "/v1/tools/hello/call", `{"actor":"user"}`)
+	do("POST", "/v1/tools/notes__hello/call", `{"input":{}}`)
 	do("POST", "/v1/reviews", `{"source":"$SRC","extra":1}`)
 	do("POST", "/v1/reviews", `source=x`, "Content-Type", "application/x-www-form-urlencoded")
 	do("POST", "/v1/reviews", `{"source":"$SRC"} {"source":"x"}`)

@@ -54,6 +54,8 @@ func CloudServe(ctx context.Context, env *Env) int {
 	xff := fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
 	wsOrigins := fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
 	quiet := fs.Bool("quiet", false, "log warnings and errors only")
+	devBytes := fs.Int64("device-store-bytes", server.DefaultDeviceStore.MaxBytes, "store bytes per device across all its plugins (at least the per-plugin limit)")
+	devPlugins := fs.Int64("device-plugins", server.DefaultDeviceStore.MaxPlugins, "plugins with stored values per device")
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -63,6 +65,10 @@ func CloudServe(ctx context.Context, env *Env) int {
 	}
 	if *difficulty < 0 || *difficulty > protocol.MaxPowDifficulty {
 		fmt.Fprintf(env.Stderr, "harness cloud serve: --difficulty %d: want 0–%d\n", *difficulty, protocol.MaxPowDifficulty)
+		return ExitUsage
+	}
+	if *devBytes < 1 || *devPlugins < 1 {
+		fmt.Fprintln(env.Stderr, "harness cloud serve: --device-store-bytes and --device-plugins must be at least 1")
 		return ExitUsage
 	}
 	if *regs < 1 || *joins < 1 || *frames < 1 || *requests < 1 {
@@ -110,6 +116,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 	cfg.Limits.JoinsPerIPPerMin = *joins
 	cfg.Limits.Channels.FramesPerMin = *frames
 	cfg.TrustForwardedFor = *xff
+	cfg.DeviceStore = server.DeviceStoreLimits{MaxBytes: *devBytes, MaxPlugins: *devPlugins}
 	if *wsOrigins != "" {
 		cfg.WebSocketOrigins = strings.Split(*wsOrigins, ",")
 	}

@@ -210,14 +210,15 @@ func TestServeUsage(t *testing.T) {
 // bearer token (401 with a JSON error otherwise), the Host check is off, and
 // the token never reaches the log. --token wins over $HARNESS_MCP_TOKEN.
 func TestServeToken(t *testing.T) {
-	t.Setenv(MCPTokenEnv, "from-env")
+	const tok, envTok = "T0k-9aaaaaaaaaaaaaaaaaaaaaaa", "from-env-aaaaaaaaaaaaaaaa"
+	t.Setenv(MCPTokenEnv, envTok)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
 	go func() {
-		done <- Serve(ctx, &Env{Args: []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0", "--no-update", "--token", "T0k-9"},
+		done <- Serve(ctx, &Env{Args: []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0", "--no-update", "--token", tok},
 			Stdout: &out, Stderr: &errb}, ready)
 	}()
 	var addr string
@@ -234,12 +235,12 @@ func TestServeToken(t *testing.T) {
 		body                           string // exact when not empty
 	}{
 		{"v1 without token", "GET", "/v1/plugins", "", "", 401, unauthorized},
-		{"v1 with the env token", "GET", "/v1/plugins", "", "Bearer from-env", 401, unauthorized},
-		{"v1 with token", "GET", "/v1/health", "", "Bearer T0k-9", 200, `{"ok":true}` + "\n"},
-		{"v1 with token, other host", "GET", "/v1/health", "harness.example:8788", "Bearer T0k-9", 200, `{"ok":true}` + "\n"},
+		{"v1 with the env token", "GET", "/v1/plugins", "", "Bearer " + envTok, 401, unauthorized},
+		{"v1 with token", "GET", "/v1/health", "", "Bearer " + tok, 200, `{"ok":true}` + "\n"},
+		{"v1 with token, other host", "GET", "/v1/health", "harness.example:8788", "Bearer " + tok, 200, `{"ok":true}` + "\n"},
 		{"mcp without token", "POST", "/mcp", "", "", 401, unauthorized},
-		{"mcp with a wrong token", "POST", "/mcp", "", "Bearer T0k-", 401, unauthorized},
-		{"mcp with token", "POST", "/mcp", "", "Bearer T0k-9", 200, ""},
+		{"mcp with a wrong token", "POST", "/mcp", "", "Bearer " + tok[:len(tok)-1], 401, unauthorized},
+		{"mcp with token", "POST", "/mcp", "", "Bearer " + tok, 200, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,7 +274,64 @@ func TestServeToken(t *testing.T) {
 	if code := <-done; code != ExitOK {
 		t.Fatalf("serve exited %d: %s", code, errb.String())
 	}
-	if strings.Contains(out.String()+errb.String(), "T0k-9") {
+	if strings.Contains(out.String()+errb.String(), tok) {
 		t.Errorf("the token is in the output: %s%s", out.String(), errb.String())
+	}
+}
+
+// TestServeStoredToken: after --token-generate the stored file is 0600 and
+// serve requires its token (and says where it came from, not what it is);
+// --token still wins over it.
+func TestServeStoredToken(t *testing.T) {
+	t.Setenv(MCPTokenEnv, "")
+	data := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := Serve(context.Background(), &Env{Args: []string{"--data", data, "--token-generate"}, Stdout: &out, Stderr: &errb}, nil); code != ExitOK {
+		t.Fatalf("--token-generate: exit %d: %s", code, errb.String())
+	}
+	tok := strings.TrimSpace(out.String())
+	fi, err := os.Stat(filepath.Join(data, "serve-token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("serve-token: %v %v", fi, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, tok},
+		{[]string{"--token", "given-on-the-command-line"}, "given-on-the-command-line"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan string, 1)
+		done := make(chan int, 1)
+		var out, errb bytes.Buffer
+		go func() {
+			done <- Serve(ctx, &Env{Args: append([]string{"--data", data, "--addr", "127.0.0.1:0", "--no-update"}, tc.args...), Stdout: &out, Stderr: &errb}, ready)
+		}()
+		var addr string
+		select {
+		case addr = <-ready:
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, errb.String())
+		}
+		for auth, want := range map[string]int{"": 401, "Bearer " + tc.want: 200} {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/v1/health", nil)
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("%v, %q: %d, want %d", tc.args, auth, resp.StatusCode, want)
+			}
+		}
+		cancel()
+		<-done
+		if strings.Contains(out.String()+errb.String(), tok) {
+			t.Errorf("serve printed the token: %s%s", out.String(), errb.String())
+		}
 	}
 }

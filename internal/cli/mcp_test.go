@@ -169,7 +169,7 @@ func TestMCPSubprocess(t *testing.T) {
 func TestMCPServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	t.Setenv(MCPTokenEnv, "s3cret")
+	t.Setenv(MCPTokenEnv, "s3cret-s3cret-s3cret-s3cret")
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
@@ -193,7 +193,7 @@ func TestMCPServe(t *testing.T) {
 	}
 	for _, tc := range []struct{ token, want string }{
 		{"", `{"error":{"code":"unauthorized","message":"send the token of harness serve as \"Authorization: Bearer TOKEN\""}}` + "\n"},
-		{"s3cret", "{\"plugins\":[]}\n"},
+		{"s3cret-s3cret-s3cret-s3cret", "{\"plugins\":[]}\n"},
 	} {
 		resp, err := (&http.Client{Transport: bearerRT(tc.token)}).Get("http://" + addr + "/v1/remote-plugins")
 		if err != nil {
@@ -205,7 +205,7 @@ func TestMCPServe(t *testing.T) {
 			t.Errorf("GET /v1/remote-plugins with token %q: %d %q, want %q", tc.token, resp.StatusCode, body, tc.want)
 		}
 	}
-	cs, err := dial("s3cret", nil)
+	cs, err := dial("s3cret-s3cret-s3cret-s3cret", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestMCPServe(t *testing.T) {
 		t.Errorf("ask refused: %v %v %s", err, res.IsError, toolText(res))
 	}
 	asked := 0
-	el, err := dial("s3cret", &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	el, err := dial("s3cret-s3cret-s3cret-s3cret", &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked++
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"allow": true}}, nil
 	}})
