@@ -168,7 +168,9 @@ func TestQRSignIn(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
-			r.stand.Set(func(s *campustest.Stand) { s.QRScanAfter, s.QRExpireAfter, s.NeedsActivation = tc.scan, tc.expire, tc.activation })
+			r.stand.Set(func(s *campustest.Stand) {
+				s.QRScanAfter, s.QRExpireAfter, s.NeedsActivation = tc.scan, tc.expire, tc.activation
+			})
 			app, _ := r.signer.App(ctx, "treehole")
 			iaaa := &IAAA{Base: r.stand.URL("iaaa")}
 			q, err := iaaa.StartQR(ctx, app)
@@ -250,7 +252,10 @@ func TestTreeholeSMSCheck(t *testing.T) {
 	}
 	asked := ""
 	res = r.signer.SignIn(ctx, "treehole", campustest.User, campustest.Password, SignInOptions{
-		SMS: func(_ context.Context, service, msg string) (string, error) { asked = msg; return campustest.SMSCode, nil }})
+		SMS: func(_ context.Context, service, msg string) (string, error) {
+			asked = msg
+			return campustest.SMSCode, nil
+		}})
 	if !res.OK || res.Pending != "" || !strings.Contains(asked, "发送成功") {
 		t.Fatalf("with a prompt: %+v, asked %q", res, asked)
 	}

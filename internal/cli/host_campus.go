@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -13,40 +15,79 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/abilities"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/store"
+	"golang.org/x/term"
 )
 
 func init() {
 	Register(&Command{
 		Path:    "campus login",
-		Usage:   "SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--expires TIME|DURATION] [--data DIR]",
-		Summary: "store the signed-in session of a campus service (card, its, treehole, …), pasted from a browser",
+		Usage:   "[SERVICE…] [--qr] [--remember] [--user NAME] [--otp CODE] | SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--expires TIME|DURATION] [--data DIR]",
+		Summary: "sign in to IAAA and campus services (all of them by default) with your password or a QR code, or store a session pasted from a browser",
 		Run:     campusLoginCmd,
 	})
 	Register(&Command{
 		Path:    "campus logout",
-		Usage:   "SERVICE [--data DIR]",
-		Summary: "forget the session of a campus service",
+		Usage:   "[SERVICE] [--data DIR]",
+		Summary: "forget the session of a campus service, or of all of them and the remembered password",
 		Run:     campusLogoutCmd,
 	})
 	Register(&Command{
 		Path:    "campus status",
 		Usage:   "[--data DIR]",
-		Summary: "list the campus services and whether the host is signed in to each",
+		Summary: "list the campus services and whether the host is signed in to each, until when",
 		Run:     campusStatusCmd,
 	})
+	Register(&Command{
+		Path:    "campus bind-authenticator",
+		Usage:   "[--user NAME] [--code SMS-CODE] [--data DIR]",
+		Summary: "bind a new IAAA authenticator (手机令牌) to your account and keep its secret, so sign-in needs no code from you",
+		Run:     campusBindCmd,
+	})
 	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
-		return []host.Option{host.WithCampus(newCampusClient(db))}, nil
+		c, err := newCampusClient(db)
+		if err != nil {
+			return nil, err
+		}
+		return []host.Option{host.WithCampus(c)}, nil
 	})
 	RegisterServeSetup(campusRoutes)
 }
 
+// newSigner is the sign-in of a host on db: sessions and accounts in the
+// database, the authenticator from `harness otp`/bind-authenticator, and
+// the servers of campus.EndpointsEnv when it is set (stand-ins in tests).
+func newSigner(db *store.DB) (*campus.Signer, error) {
+	bases, err := campus.EndpointsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return &campus.Signer{
+		Sessions: campus.NewSQLSessions(db),
+		Accounts: campus.NewAccounts(db),
+		Bases:    bases,
+		OTP: func(ctx context.Context) (string, bool, error) {
+			secret, ok, err := abilities.OTPSecret(ctx, db)
+			if err != nil || !ok {
+				return "", false, err
+			}
+			code, err := abilities.Code(secret, time.Now())
+			return code, err == nil, err
+		},
+	}, nil
+}
+
 // newCampusClient is the campus client of a host on db: sessions in the
-// database, real network.
-func newCampusClient(db *store.DB) *campus.Client {
-	return &campus.Client{Sessions: campus.NewSQLSessions(db)}
+// database, renewed once with the remembered password when they expire.
+func newCampusClient(db *store.DB) (*campus.Client, error) {
+	sg, err := newSigner(db)
+	if err != nil {
+		return nil, err
+	}
+	return &campus.Client{Sessions: sg.Sessions, Bases: sg.Bases, Renew: sg.Renew}, nil
 }
 
 // openStoreFlags opens the data directory of --data (or the default) without
@@ -63,11 +104,49 @@ func openStoreFlags(ctx context.Context, f *hostFlags) (*store.DB, error) {
 	return store.Open(ctx, dir)
 }
 
-// campusLoginCmd is `harness campus login SERVICE --cookie … | --token …`
-// (issue 4 "Campus client"): it stores the session the campus client signs
-// that service's requests with. Exit 0 when stored, 1 when the session is
-// refused (unknown service, no token for a token service, bad cookies), 2
-// on bad usage.
+// prompter reads answers from the person: lines from stdin, a password
+// without echo when stdin is a terminal (golang.org/x/term).
+type prompter struct {
+	in  io.Reader
+	out io.Writer
+	br  *bufio.Reader
+}
+
+func newPrompter(env *Env) *prompter {
+	return &prompter{in: env.Stdin, out: env.Stderr, br: bufio.NewReader(env.Stdin)}
+}
+
+func (p *prompter) line(q string) (string, error) {
+	fmt.Fprint(p.out, q)
+	s, err := p.br.ReadString('\n')
+	if err != nil && (err != io.EOF || s == "") {
+		return "", fmt.Errorf("no answer to %q", strings.TrimSpace(q))
+	}
+	return strings.TrimSpace(s), nil
+}
+
+func (p *prompter) secret(q string) (string, error) {
+	if f, ok := p.in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(p.out, q)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(p.out)
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	// Not a terminal (a pipe, a test): a line, never echoed by us.
+	return p.line(q)
+}
+
+// campusLoginCmd is `harness campus login` (issue 15 "Faces"). With
+// --cookie or --token it stores a pasted session (issue 4); otherwise it
+// signs in to IAAA and each SERVICE (every campus service when none is
+// named) with the user name and password it asks for, or with --qr a QR
+// code per service scanned in the 北京大学 app; it asks for Treehole's SMS
+// code when Treehole wants one. --remember keeps the password sealed so an
+// expired session is renewed without asking. Exit 0 when every service is
+// signed in, 1 when any is not, 2 on bad usage.
 func campusLoginCmd(env *Env) int {
 	const name = "harness campus login"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -76,25 +155,32 @@ func campusLoginCmd(env *Env) int {
 	hf.register(fs)
 	cookie := fs.String("cookie", "", "the service's cookies as a Cookie header: 'NAME=VALUE; NAME=VALUE'")
 	token := fs.String("token", "", "the service's bearer token (the JWT of treehole and card)")
-	expires := fs.String("expires", "", "when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
+	expires := fs.String("expires", "", "with --cookie/--token: when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
+	qr := fs.Bool("qr", false, "sign in by scanning a QR code with the 北京大学 app instead of typing the password")
+	remember := fs.Bool("remember", false, "remember the password (sealed, key outside the database) so expired sessions are renewed silently")
+	user := fs.String("user", "", "IAAA user name (student or staff number); asked when not given")
+	otpCode := fs.String("otp", "", "an authenticator code, when IAAA wants one and none is bound to the host")
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage
 	}
-	if len(args) != 1 || (*cookie == "" && *token == "") {
-		fmt.Fprintf(env.Stderr, "usage: %s SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--data DIR]\n", name)
+	if *cookie != "" || *token != "" {
+		return campusPasteLogin(env, &hf, args, *cookie, *token, *expires)
+	}
+	if *expires != "" {
+		fmt.Fprintf(env.Stderr, "%s: --expires goes with --cookie or --token; a sign-in records the service's own expiry\n", name)
 		return ExitUsage
 	}
-	now := time.Now()
-	var until time.Time
-	if *expires != "" {
-		if d, err := time.ParseDuration(*expires); err == nil && d > 0 {
-			until = now.Add(d)
-		} else if t, err := time.Parse(time.RFC3339, *expires); err == nil && t.After(now) {
-			until = t
-		} else {
-			fmt.Fprintf(env.Stderr, "%s: --expires %q: want a future RFC 3339 time or a positive duration such as 24h\n", name, *expires)
-			return ExitUsage
+	services := args
+	if len(services) == 0 {
+		for _, s := range campus.Services {
+			services = append(services, s.Name)
+		}
+	}
+	for _, s := range services {
+		if campus.Lookup(s) == nil {
+			fmt.Fprintf(env.Stderr, "harness campus login: unknown service %q (known: %s)\n", s, knownServices())
+			return ExitFail
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -105,8 +191,140 @@ func campusLoginCmd(env *Env) int {
 		return ExitFail
 	}
 	defer db.Close()
+	sg, err := newSigner(db)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	p := newPrompter(env)
+	opt := campus.SignInOptions{OTPCode: *otpCode, SMS: func(ctx context.Context, service, msg string) (string, error) {
+		return p.line(msg + "\nSMS code / 短信验证码: ")
+	}}
+	var results []campus.Result
+	if *qr {
+		for _, svc := range services {
+			results = append(results, qrSignIn(ctx, env, sg, svc, opt))
+		}
+	} else {
+		u := *user
+		if u == "" {
+			if stored, _, ok, _ := sg.Accounts.User(ctx, campus.AccountIAAA); ok {
+				u = stored
+			}
+		}
+		if u == "" {
+			if u, err = p.line("IAAA user name / 学号: "); err != nil || u == "" {
+				fmt.Fprintf(env.Stderr, "%s: a user name is needed\n", name)
+				return ExitUsage
+			}
+		}
+		pw, err := p.secret("IAAA password for " + u + " / 密码: ")
+		if err != nil || pw == "" {
+			fmt.Fprintf(env.Stderr, "%s: a password is needed\n", name)
+			return ExitUsage
+		}
+		for _, svc := range services {
+			r := sg.SignIn(ctx, svc, u, pw, opt)
+			results = append(results, r)
+			var ie *campus.IAAAError
+			if errors.As(r.Err, &ie) && (ie.Code == "E01" || ie.Code == "E02") {
+				break // the same answer for every service
+			}
+		}
+		ok := false
+		for _, r := range results {
+			ok = ok || r.OK
+		}
+		if ok {
+			if err := sg.Accounts.Save(ctx, campus.AccountIAAA, u, pw, *remember, time.Now()); err != nil {
+				fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+				return ExitFail
+			}
+		}
+	}
+	code := ExitOK
+	for _, r := range results {
+		switch {
+		case !r.OK:
+			fmt.Fprintf(env.Stdout, "%-14s not signed in: %s\n", r.Service, r.Error)
+			code = ExitFail
+		case r.Pending == "sms":
+			fmt.Fprintf(env.Stdout, "%-14s signed in; Treehole's SMS check is pending (a plugin's verify step will ask for the code)\n", r.Service)
+		case !r.Expires.IsZero():
+			fmt.Fprintf(env.Stdout, "%-14s signed in until %s\n", r.Service, r.Expires.Local().Format(time.RFC3339))
+		default:
+			fmt.Fprintf(env.Stdout, "%-14s signed in\n", r.Service)
+		}
+	}
+	if !*qr && code == ExitOK {
+		if *remember {
+			fmt.Fprintln(env.Stdout, "password remembered (sealed); expired sessions are renewed without asking")
+		}
+	}
+	return code
+}
+
+// qrSignIn signs in to one service with a QR code shown in the terminal.
+func qrSignIn(ctx context.Context, env *Env, sg *campus.Signer, service string, opt campus.SignInOptions) campus.Result {
+	app, ok := sg.App(ctx, service)
+	if !ok {
+		err := fmt.Errorf("%s signs in with its own account, not IAAA: run harness campus login %s without --qr", service, service)
+		return campus.Result{Service: service, Err: err, Error: err.Error()}
+	}
+	iaaa := &campus.IAAA{Base: sg.Base("iaaa"), Transport: sg.Transport}
+	q, err := iaaa.StartQR(ctx, app)
+	if err != nil {
+		return campus.Result{Service: service, Err: err, Error: err.Error()}
+	}
+	fmt.Fprintf(env.Stderr, "Scan with the 北京大学 app to sign in to %s / 用北京大学 App 扫码登录：\n", service)
+	if err := printQR(env.Stderr, q.Image); err != nil {
+		fmt.Fprintf(env.Stderr, "(the QR image cannot be shown in the terminal: %v)\n", err)
+	}
+	tok, err := q.Poll(ctx, nil)
+	if err != nil {
+		return campus.Result{Service: service, Err: err, Error: err.Error()}
+	}
+	return sg.SignInWithToken(ctx, service, tok, opt)
+}
+
+func knownServices() string {
+	var n []string
+	for _, s := range campus.Services {
+		n = append(n, s.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// campusPasteLogin is `harness campus login SERVICE --cookie … | --token …`
+// (issue 4 "Campus client"): it stores a session pasted from a browser.
+func campusPasteLogin(env *Env, hf *hostFlags, args []string, cookie, token, expires string) int {
+	const name = "harness campus login"
+	if len(args) != 1 {
+		fmt.Fprintf(env.Stderr, "usage: %s SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--data DIR]\n", name)
+		return ExitUsage
+	}
+	now := time.Now()
+	var until time.Time
+	if expires != "" {
+		if d, err := time.ParseDuration(expires); err == nil && d > 0 {
+			until = now.Add(d)
+		} else if t, err := time.Parse(time.RFC3339, expires); err == nil && t.After(now) {
+			until = t
+		} else {
+			fmt.Fprintf(env.Stderr, "%s: --expires %q: want a future RFC 3339 time or a positive duration such as 24h\n", name, expires)
+			return ExitUsage
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	db, err := openStoreFlags(ctx, hf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	defer db.Close()
 	ss := campus.NewSQLSessions(db)
-	s, err := campus.Login(ctx, ss, args[0], *cookie, *token, now)
+	s, err := campus.Login(ctx, ss, args[0], cookie, token, now)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "harness %v\n", err)
 		return ExitFail
@@ -139,7 +357,9 @@ func sessionSummary(s *campus.Session) string {
 	return strings.Join(parts, "; ")
 }
 
-// campusLogoutCmd is `harness campus logout SERVICE`.
+// campusLogoutCmd is `harness campus logout [SERVICE]`: one service's
+// session, or with no SERVICE every session and the stored accounts
+// (remembered passwords included) and any pending binding.
 func campusLogoutCmd(env *Env) int {
 	const name = "harness campus logout"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -150,8 +370,8 @@ func campusLogoutCmd(env *Env) int {
 	if err != nil {
 		return ExitUsage
 	}
-	if len(args) != 1 {
-		fmt.Fprintf(env.Stderr, "usage: %s SERVICE [--data DIR]\n", name)
+	if len(args) > 1 {
+		fmt.Fprintf(env.Stderr, "usage: %s [SERVICE] [--data DIR]\n", name)
 		return ExitUsage
 	}
 	ctx := context.Background()
@@ -161,11 +381,125 @@ func campusLogoutCmd(env *Env) int {
 		return ExitFail
 	}
 	defer db.Close()
-	if err := campus.Logout(ctx, campus.NewSQLSessions(db), args[0]); err != nil {
-		fmt.Fprintf(env.Stderr, "harness %v\n", err)
+	if len(args) == 1 {
+		if err := campus.Logout(ctx, campus.NewSQLSessions(db), args[0]); err != nil {
+			fmt.Fprintf(env.Stderr, "harness %v\n", err)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stdout, "signed out of %s\n", args[0])
+		return ExitOK
+	}
+	if err := logoutAll(ctx, db); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "signed out of %s\n", args[0])
+	fmt.Fprintln(env.Stdout, "signed out of every campus service; the remembered password is forgotten")
+	return ExitOK
+}
+
+func logoutAll(ctx context.Context, db *store.DB) error {
+	ss := campus.NewSQLSessions(db)
+	for _, s := range campus.Services {
+		if err := ss.Delete(ctx, s.Name); err != nil {
+			return err
+		}
+	}
+	acc := campus.NewAccounts(db)
+	for _, a := range []string{campus.AccountIAAA, campus.AccountITS} {
+		if err := acc.Forget(ctx, a); err != nil {
+			return err
+		}
+	}
+	return acc.ClearPending(ctx)
+}
+
+// campusBindCmd is `harness campus bind-authenticator` (pku-services.md
+// §2.4): it signs in to IAAA's binding flow, has IAAA text a code, and
+// with that code (asked now, or given later with --code) binds a new
+// authenticator and stores its secret sealed, as `harness otp set` would.
+func campusBindCmd(env *Env) int {
+	const name = "harness campus bind-authenticator"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var hf hostFlags
+	hf.register(fs)
+	user := fs.String("user", "", "IAAA user name; asked when not given")
+	code := fs.String("code", "", "the SMS code of a binding started earlier")
+	args, err := parseInterleaved(fs, env.Args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(args) != 0 {
+		fmt.Fprintf(env.Stderr, "usage: %s [--user NAME] [--code SMS-CODE] [--data DIR]\n", name)
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	db, err := openStoreFlags(ctx, &hf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	defer db.Close()
+	sg, err := newSigner(db)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	iaaa := &campus.IAAA{Base: sg.Base("iaaa")}
+	p := newPrompter(env)
+	sms := *code
+	if sms == "" {
+		u := *user
+		if u == "" {
+			if stored, _, ok, _ := sg.Accounts.User(ctx, campus.AccountIAAA); ok {
+				u = stored
+			} else if u, err = p.line("IAAA user name / 学号: "); err != nil || u == "" {
+				fmt.Fprintf(env.Stderr, "%s: a user name is needed\n", name)
+				return ExitUsage
+			}
+		}
+		pw, err := p.secret("IAAA password for " + u + " / 密码: ")
+		if err != nil || pw == "" {
+			fmt.Fprintf(env.Stderr, "%s: a password is needed\n", name)
+			return ExitUsage
+		}
+		st, err := iaaa.BindStart(ctx, u, pw, time.Now())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
+		if err := sg.Accounts.SavePending(ctx, st); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stdout, "IAAA texted a code to %s\n", st.MobileMask)
+		sms, err = p.line("SMS code / 短信验证码 (empty to give it later): ")
+		if err != nil || sms == "" {
+			fmt.Fprintf(env.Stdout, "when the SMS arrives, run: harness campus bind-authenticator --code CODE\n")
+			return ExitOK
+		}
+	}
+	st, ok, err := sg.Accounts.PendingBind(ctx)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	if !ok {
+		fmt.Fprintf(env.Stderr, "%s: no binding is waiting for a code: run %s without --code first\n", name, name)
+		return ExitFail
+	}
+	secret, err := iaaa.BindFinish(ctx, st, sms, func(s string) (string, error) { return abilities.Code(s, time.Now()) })
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	if err := abilities.SetOTPSecret(ctx, db, secret, time.Now()); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	sg.Accounts.ClearPending(ctx)
+	fmt.Fprintln(env.Stdout, "authenticator bound; the host now signs in with its codes (harness otp code shows the current one)")
 	return ExitOK
 }
 

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/pkuinfo/harness/host/campus"
+	"github.com/pkuinfo/harness/host/campus/campustest"
 )
 
 var updateScripts = flag.Bool("update", false, "rewrite the cmp golden sections of testdata/script/*.txtar")
@@ -26,7 +29,51 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *updateScripts,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"exitcode": cmdExitCode},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":      cmdExitCode,
+			"campus-expire": cmdCampusExpire,
+			"campus-set":    cmdCampusSet,
+		},
+		Setup: func(env *testscript.Env) error {
+			// Stand-ins for IAAA and every campus service (host/campus/campustest), which
+			// `harness campus login` and the campus client reach through HARNESS_CAMPUS_ENDPOINTS;
+			// the key of the sealed secrets goes to a key file (no keyring in tests).
+			st := campustest.New()
+			env.Defer(st.Close)
+			env.Values["campus"] = st
+			env.Setenv(campus.EndpointsEnv, st.Env())
+			env.Setenv("HARNESS_KEYRING", "off")
+			return nil
+		},
+	})
+}
+
+// cmdCampusExpire is the script command `campus-expire SERVICE`: the stand-in ends every session
+// of SERVICE, as the real service does when a session runs out mid-use.
+func cmdCampusExpire(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: campus-expire SERVICE")
+	}
+	ts.Value("campus").(*campustest.Stand).Expire(args[0])
+}
+
+// cmdCampusSet is the script command `campus-set sms|activation|otp`: Treehole's SMS check becomes
+// due, the account needs activation, or the account has the stand-in's authenticator bound.
+func cmdCampusSet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: campus-set sms|activation|otp")
+	}
+	ts.Value("campus").(*campustest.Stand).Set(func(s *campustest.Stand) {
+		switch args[0] {
+		case "sms":
+			s.TreeholeSMS = true
+		case "activation":
+			s.NeedsActivation = true
+		case "otp":
+			s.OTPSecret = campustest.BindSecret
+		default:
+			ts.Fatalf("campus-set: unknown %q", args[0])
+		}
 	})
 }
 
