@@ -3,6 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +15,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pkuinfo/harness/host"
@@ -584,6 +588,7 @@ func campusStatus(ctx context.Context, db *store.DB) ([]campusRow, error) {
 // abilities"): GET /v1/campus, PUT and DELETE /v1/campus/{service}.
 func campusRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 	db := h.Store()
+	campusSignInRoutes(h, srv)
 	srv.HandleFunc("GET /v1/campus", func(w http.ResponseWriter, r *http.Request) error {
 		rows, err := campusStatus(r.Context(), db)
 		if err != nil {
@@ -616,4 +621,262 @@ func campusRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		return writeAPIJSON(w, http.StatusOK, map[string]any{"service": r.PathValue("service"), "signedIn": false})
 	})
 	return nil
+}
+
+// signInAnswer is one service's outcome on the API: no token, cookie or
+// password, only whether it worked, until when, a pending check, and the
+// error in both languages.
+type signInAnswer struct {
+	Service string     `json:"service"`
+	OK      bool       `json:"ok"`
+	Expires *time.Time `json:"expires,omitempty"`
+	Pending string     `json:"pending,omitempty"`
+	Code    string     `json:"code,omitempty"`
+	Error   string     `json:"error,omitempty"`
+	ErrorZh string     `json:"errorZh,omitempty"`
+}
+
+func answer(r campus.Result) signInAnswer {
+	a := signInAnswer{Service: r.Service, OK: r.OK, Pending: r.Pending}
+	if !r.Expires.IsZero() {
+		e := r.Expires
+		a.Expires = &e
+	}
+	if r.Err != nil {
+		a.Error, a.ErrorZh = r.Err.Error(), r.Err.Error()
+		var ie *campus.IAAAError
+		if errors.As(r.Err, &ie) {
+			a.Code, a.Error, a.ErrorZh = ie.Code, ie.Message("en"), ie.Message("zh-Hans")
+		}
+	}
+	return a
+}
+
+// qrLogins are the QR sign-ins under way on the API, by id; each lives
+// QRPolls × QRInterval at most.
+type qrLogins struct {
+	mu sync.Mutex
+	m  map[string]*qrEntry
+}
+
+type qrEntry struct {
+	service string
+	q       *campus.QRLogin
+	started time.Time
+	polls   int
+}
+
+// campusSignInRoutes are the sign-in routes of docs/HOST-API.md ("Campus
+// sign-in"), all POST with JSON bodies: login, qr, qr/poll, logout, bind,
+// bind/finish. No answer carries a password, token or cookie.
+func campusSignInRoutes(h *host.Host, srv *api.Server) {
+	db := h.Store()
+	qrs := &qrLogins{m: map[string]*qrEntry{}}
+	signer := func() (*campus.Signer, error) { return newSigner(db) }
+	unknown := func(names []string) error {
+		for _, n := range names {
+			if campus.Lookup(n) == nil {
+				return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: fmt.Sprintf("unknown campus service %q (known: %s)", n, knownServices())}
+			}
+		}
+		return nil
+	}
+	srv.HandleFunc("POST /v1/campus/login", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Services []string `json:"services"`
+			Username string   `json:"username"`
+			Password string   `json:"password"`
+			Remember bool     `json:"remember"`
+			OTPCode  string   `json:"otpCode"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if body.Username == "" || body.Password == "" {
+			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "username and password are required"}
+		}
+		if err := unknown(body.Services); err != nil {
+			return err
+		}
+		if len(body.Services) == 0 {
+			for _, s := range campus.Services {
+				body.Services = append(body.Services, s.Name)
+			}
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		var out []signInAnswer
+		anyOK := false
+		for _, svc := range body.Services {
+			res := sg.SignIn(r.Context(), svc, body.Username, body.Password, campus.SignInOptions{OTPCode: body.OTPCode})
+			out = append(out, answer(res))
+			anyOK = anyOK || res.OK
+		}
+		if anyOK {
+			if err := sg.Accounts.Save(r.Context(), campus.AccountIAAA, body.Username, body.Password, body.Remember, h.Now()); err != nil {
+				return err
+			}
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"results": out, "remembered": anyOK && body.Remember})
+	})
+	srv.HandleFunc("POST /v1/campus/qr", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Service string `json:"service"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if err := unknown([]string{body.Service}); err != nil {
+			return err
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		app, ok := sg.App(r.Context(), body.Service)
+		if !ok {
+			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: body.Service + " signs in with its own account, not IAAA: use POST /v1/campus/login"}
+		}
+		q, err := (&campus.IAAA{Base: sg.Base("iaaa")}).StartQR(r.Context(), app)
+		if err != nil {
+			return &api.Error{Status: http.StatusBadGateway, Code: "upstream", Message: err.Error()}
+		}
+		id := newID()
+		qrs.mu.Lock()
+		for k, e := range qrs.m { // drop the stale ones
+			if time.Since(e.started) > campus.QRPolls*(campus.QRInterval+campus.QRJitter) {
+				delete(qrs.m, k)
+			}
+		}
+		qrs.m[id] = &qrEntry{service: body.Service, q: q, started: time.Now()}
+		qrs.mu.Unlock()
+		ct := q.ContentType
+		if ct == "" {
+			ct = "image/png"
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"id": id, "service": body.Service,
+			"image": "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(q.Image),
+			"pollEveryMs": campus.QRInterval.Milliseconds(), "maxPolls": campus.QRPolls})
+	})
+	srv.HandleFunc("POST /v1/campus/qr/poll", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			ID string `json:"id"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		qrs.mu.Lock()
+		e := qrs.m[body.ID]
+		if e != nil {
+			e.polls++
+		}
+		qrs.mu.Unlock()
+		if e == nil {
+			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no QR sign-in with that id (it ended or expired): start again with POST /v1/campus/qr"}
+		}
+		tok, done, err := e.q.PollOnce(r.Context())
+		if err == nil && !done && e.polls >= campus.QRPolls {
+			err = &campus.IAAAError{Code: "E99"}
+		}
+		if err != nil {
+			qrs.mu.Lock()
+			delete(qrs.m, body.ID)
+			qrs.mu.Unlock()
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "failed", "result": answer(campus.Result{Service: e.service, Err: err})})
+		}
+		if !done {
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "waiting"})
+		}
+		qrs.mu.Lock()
+		delete(qrs.m, body.ID)
+		qrs.mu.Unlock()
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		res := sg.SignInWithToken(r.Context(), e.service, tok, campus.SignInOptions{})
+		status := "signed_in"
+		if !res.OK {
+			status = "failed"
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status, "result": answer(res)})
+	})
+	srv.HandleFunc("POST /v1/campus/logout", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Service string `json:"service"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if body.Service == "" {
+			if err := logoutAll(r.Context(), db); err != nil {
+				return err
+			}
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"signedOut": "all"})
+		}
+		if err := campus.Logout(r.Context(), campus.NewSQLSessions(db), body.Service); err != nil {
+			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"signedOut": body.Service})
+	})
+	srv.HandleFunc("POST /v1/campus/bind", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Username string `json:"username"`
+			Password string `json:"password"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if body.Username == "" || body.Password == "" {
+			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "username and password are required"}
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		st, err := (&campus.IAAA{Base: sg.Base("iaaa")}).BindStart(r.Context(), body.Username, body.Password, h.Now())
+		if err != nil {
+			return &api.Error{Status: http.StatusBadRequest, Code: "refused", Message: err.Error()}
+		}
+		if err := sg.Accounts.SavePending(r.Context(), st); err != nil {
+			return err
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"smsSentTo": st.MobileMask, "next": "POST /v1/campus/bind/finish"})
+	})
+	srv.HandleFunc("POST /v1/campus/bind/finish", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Code string `json:"code"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		st, ok, err := sg.Accounts.PendingBind(r.Context())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no binding is waiting for a code: start with POST /v1/campus/bind"}
+		}
+		secret, err := (&campus.IAAA{Base: sg.Base("iaaa")}).BindFinish(r.Context(), st, strings.TrimSpace(body.Code), func(s string) (string, error) { return abilities.Code(s, time.Now()) })
+		if err != nil {
+			return &api.Error{Status: http.StatusBadRequest, Code: "refused", Message: err.Error()}
+		}
+		if err := abilities.SetOTPSecret(r.Context(), db, secret, h.Now()); err != nil {
+			return err
+		}
+		sg.Accounts.ClearPending(r.Context())
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"bound": true})
+	})
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
