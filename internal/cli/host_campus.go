@@ -757,7 +757,7 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			ct = "image/png"
 		}
 		return writeAPIJSON(w, http.StatusOK, map[string]any{"id": id, "service": body.Service,
-			"image": "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(q.Image),
+			"image":       "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(q.Image),
 			"pollEveryMs": campus.QRInterval.Milliseconds(), "maxPolls": campus.QRPolls})
 	})
 	srv.HandleFunc("POST /v1/campus/qr/poll", func(w http.ResponseWriter, r *http.Request) error {
