@@ -18,12 +18,12 @@ import (
 	"io/fs"
 )
 
-//go:embed classrooms campus-events grades canteen shuttle notices wallet
+//go:embed classrooms campus-events grades canteen shuttle notices wallet netfee
 var files embed.FS
 
 // Names lists the official documents, in the order of seed 004 §Official documents; each is a
 // folder of FS.
-var Names = []string{"classrooms", "campus-events", "grades", "canteen", "shuttle", "notices", "wallet"}
+var Names = []string{"classrooms", "campus-events", "grades", "canteen", "shuttle", "notices", "wallet", "netfee"}
 
 // FS returns the embedded documents: one folder per name in Names, laid out as in this
 // directory of the repository (tests and READMEs included; the app loads only the files a
