@@ -43,6 +43,13 @@ func printQR(w io.Writer, data []byte) error {
 
 // qrModules returns the QR code's modules, true for dark.
 func qrModules(data []byte) ([][]bool, error) {
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decode the QR image: %w", err)
+	}
+	if cfg.Width > 4096 || cfg.Height > 4096 {
+		return nil, fmt.Errorf("the QR image is %d×%d pixels, over 4096", cfg.Width, cfg.Height)
+	}
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("decode the QR image: %w", err)
