@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -185,16 +186,21 @@ const EndpointsEnv = "HARNESS_CAMPUS_ENDPOINTS"
 // service's is its Service.Base.
 var DefaultBases = map[string]string{"iaaa": IAAABase, "portal": "https://portal.pku.edu.cn"}
 
-// EndpointsFromEnv reads EndpointsEnv. Errors name the bad pair.
-func EndpointsFromEnv() (map[string]string, error) {
-	v := os.Getenv(EndpointsEnv)
+// EndpointsFromEnv reads EndpointsEnv with ParseEndpoints.
+func EndpointsFromEnv() (map[string]string, error) { return ParseEndpoints(os.Getenv(EndpointsEnv)) }
+
+// ParseEndpoints reads "NAME=URL,NAME=URL" (EndpointsEnv's form): NAME a
+// campus service, iaaa or portal; URL http:// or https:// with a host.
+// Empty text is no overrides. Errors name the bad pair.
+func ParseEndpoints(v string) (map[string]string, error) {
 	if v == "" {
 		return nil, nil
 	}
 	out := map[string]string{}
 	for _, p := range strings.Split(v, ",") {
 		name, u, ok := strings.Cut(strings.TrimSpace(p), "=")
-		if !ok || (Lookup(name) == nil && DefaultBases[name] == "") || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
+		pu, err := url.Parse(u)
+		if !ok || (Lookup(name) == nil && DefaultBases[name] == "") || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			return nil, fmt.Errorf("%s: %q: want NAME=http(s)://HOST with NAME a campus service, iaaa or portal", EndpointsEnv, p)
 		}
 		out[name] = strings.TrimRight(u, "/")
