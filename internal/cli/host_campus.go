@@ -535,8 +535,11 @@ func campusStatusCmd(env *Env) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
+	now := time.Now()
 	for _, r := range rows {
-		if r.SignedIn && r.Expires != nil {
+		if r.SignedIn && r.Expires != nil && !now.Before(*r.Expires) {
+			fmt.Fprintf(env.Stdout, "%-14s session expired at %s (%s)\n", r.Service, r.Expires.Format(time.RFC3339), r.Holds)
+		} else if r.SignedIn && r.Expires != nil {
 			fmt.Fprintf(env.Stdout, "%-14s signed in (%s) until %s\n", r.Service, r.Holds, r.Expires.Format(time.RFC3339))
 		} else if r.SignedIn {
 			fmt.Fprintf(env.Stdout, "%-14s signed in (%s)\n", r.Service, r.Holds)
@@ -544,7 +547,30 @@ func campusStatusCmd(env *Env) int {
 			fmt.Fprintf(env.Stdout, "%-14s not signed in\n", r.Service)
 		}
 	}
+	if a, err := campusAccount(ctx, db); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	} else if a != nil && a.Remembered {
+		fmt.Fprintf(env.Stdout, "IAAA account %s: password remembered (expired sessions are renewed without asking)\n", a.Username)
+	} else if a != nil {
+		fmt.Fprintf(env.Stdout, "IAAA account %s: password not remembered\n", a.Username)
+	}
 	return ExitOK
+}
+
+// accountRow is the IAAA account in `campus status` and GET /v1/campus:
+// the user name and whether the password is remembered, never the password.
+type accountRow struct {
+	Username   string `json:"username"`
+	Remembered bool   `json:"remembered"`
+}
+
+func campusAccount(ctx context.Context, db *store.DB) (*accountRow, error) {
+	u, remembered, ok, err := campus.NewAccounts(db).User(ctx, campus.AccountIAAA)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &accountRow{Username: u, Remembered: remembered}, nil
 }
 
 // campusRow is one service in `campus status` and GET /v1/campus.
@@ -594,7 +620,11 @@ func campusRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"services": rows})
+		acct, err := campusAccount(r.Context(), db)
+		if err != nil {
+			return err
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"services": rows, "account": acct})
 	})
 	srv.HandleFunc("PUT /v1/campus/{service}", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
