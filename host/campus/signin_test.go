@@ -25,7 +25,7 @@ type rig struct {
 	client *Client
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	st := campustest.New()
 	t.Cleanup(st.Close)
