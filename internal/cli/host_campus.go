@@ -228,7 +228,12 @@ func campusLoginCmd(env *Env) int {
 			return ExitUsage
 		}
 		for _, svc := range services {
-			r := sg.SignIn(ctx, svc, u, pw, opt)
+			var r campus.Result
+			if svc == "its" {
+				r = itsSignIn(ctx, sg, p, u, pw, *remember)
+			} else {
+				r = sg.SignIn(ctx, svc, u, pw, opt)
+			}
 			results = append(results, r)
 			var ie *campus.IAAAError
 			if errors.As(r.Err, &ie) && (ie.Code == "E01" || ie.Code == "E02") {
@@ -266,6 +271,39 @@ func campusLoginCmd(env *Env) int {
 		}
 	}
 	return code
+}
+
+// itsSignIn signs in to ITS, which has its own campus-network account
+// (pku-services.md §9): a stored ITS account first, else the IAAA user
+// name and password (the same for most students); when ITS refuses those,
+// it asks for the ITS account once and keeps it (the password only with
+// remember).
+func itsSignIn(ctx context.Context, sg *campus.Signer, p *prompter, user, pw string, remember bool) campus.Result {
+	if u, stored, ok, _ := sg.Accounts.Password(ctx, campus.AccountITS); ok {
+		if r := sg.SignIn(ctx, "its", u, stored, campus.SignInOptions{}); r.OK {
+			return r
+		}
+	}
+	r := sg.SignIn(ctx, "its", user, pw, campus.SignInOptions{})
+	if r.OK || !strings.HasPrefix(r.Error, "its: ") {
+		return r
+	}
+	fmt.Fprintf(p.out, "ITS refused the IAAA account (%s); the campus-network account may differ.\n", strings.TrimPrefix(r.Error, "its: "))
+	u, err := p.line("ITS user name / 网关账号 (empty to skip): ")
+	if err != nil || u == "" {
+		return r
+	}
+	itsPw, err := p.secret("ITS password for " + u + " / 网关密码: ")
+	if err != nil || itsPw == "" {
+		return r
+	}
+	r = sg.SignIn(ctx, "its", u, itsPw, campus.SignInOptions{})
+	if r.OK {
+		if err := sg.Accounts.Save(ctx, campus.AccountITS, u, itsPw, remember, time.Now()); err != nil {
+			return campus.Result{Service: "its", Err: err, Error: err.Error()}
+		}
+	}
+	return r
 }
 
 // qrSignIn signs in to one service with a QR code shown in the terminal.
@@ -409,7 +447,7 @@ func logoutAll(ctx context.Context, db *store.DB) error {
 		}
 	}
 	acc := campus.NewAccounts(db)
-	for _, a := range []string{campus.AccountIAAA, campus.AccountITS} {
+	for _, a := range []string{campus.AccountIAAA, campus.AccountITS} { // both accounts
 		if err := acc.Forget(ctx, a); err != nil {
 			return err
 		}
@@ -718,6 +756,11 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			Password string   `json:"password"`
 			Remember bool     `json:"remember"`
 			OTPCode  string   `json:"otpCode"`
+			// ITS is ITS's own campus-network account when it differs.
+			ITS *struct {
+				Username string `json:"username"`
+				Password string `json:"password"`
+			} `json:"its"`
 		}
 		if err := readAPIJSON(r, &body); err != nil {
 			return err
@@ -740,7 +783,17 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		var out []signInAnswer
 		anyOK := false
 		for _, svc := range body.Services {
-			res := sg.SignIn(r.Context(), svc, body.Username, body.Password, campus.SignInOptions{OTPCode: body.OTPCode})
+			var res campus.Result
+			if svc == "its" && body.ITS != nil && body.ITS.Username != "" && body.ITS.Password != "" {
+				res = sg.SignIn(r.Context(), svc, body.ITS.Username, body.ITS.Password, campus.SignInOptions{})
+				if res.OK {
+					if err := sg.Accounts.Save(r.Context(), campus.AccountITS, body.ITS.Username, body.ITS.Password, body.Remember, h.Now()); err != nil {
+						return err
+					}
+				}
+			} else {
+				res = sg.SignIn(r.Context(), svc, body.Username, body.Password, campus.SignInOptions{OTPCode: body.OTPCode})
+			}
 			out = append(out, answer(res))
 			anyOK = anyOK || res.OK
 		}

@@ -57,12 +57,12 @@ func cmdCampusExpire(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Value("campus").(*campustest.Stand).Expire(args[0])
 }
 
-// cmdCampusSet is the script command `campus-set sms|activation|otp|qr-scan|qr-expire`: Treehole's
+// cmdCampusSet is the script command `campus-set sms|activation|otp|its-own|qr-scan|qr-expire`: Treehole's
 // SMS check becomes due, the account needs activation, the account has the stand-in's
-// authenticator bound, the QR code counts as scanned on the first poll, or it has expired.
+// authenticator bound, ITS has its own account (campustest.ITSUser2), the QR code counts as scanned on the first poll, or it has expired.
 func cmdCampusSet(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: campus-set sms|activation|otp|qr-scan|qr-expire")
+		ts.Fatalf("usage: campus-set sms|activation|otp|its-own|qr-scan|qr-expire")
 	}
 	ts.Value("campus").(*campustest.Stand).Set(func(s *campustest.Stand) {
 		switch args[0] {
@@ -72,6 +72,8 @@ func cmdCampusSet(ts *testscript.TestScript, neg bool, args []string) {
 			s.NeedsActivation = true
 		case "otp":
 			s.OTPSecret = campustest.BindSecret
+		case "its-own":
+			s.ITSUser, s.ITSPassword = campustest.ITSUser2, campustest.ITSPassword2
 		case "qr-scan":
 			s.QRScanAfter = 1
 		case "qr-expire":

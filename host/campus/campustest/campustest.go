@@ -50,6 +50,10 @@ const (
 	SMSCode    = "246810"
 	// BindSecret is the authenticator secret genOtpKey.do hands out.
 	BindSecret = "JBSWY3DPEHPK3PXPJBSWY3DP"
+	// ITSUser2 and ITSPassword2 are a separate campus-network account, for
+	// Stand.ITSUser and ITSPassword.
+	ITSUser2     = "net2000000000"
+	ITSPassword2 = "Net-Passw0rd!"
 	// BalanceFen is the card balance queryCard reports: 123.45 yuan.
 	BalanceFen = 12345
 )
@@ -84,6 +88,9 @@ type Stand struct {
 	// QRScanAfter is the poll on which the QR code counts as scanned (1 =
 	// the first); 0 never. QRExpireAfter answers E99 from that poll on.
 	QRScanAfter, QRExpireAfter int
+	// ITSUser and ITSPassword are the campus-network account ITS accepts;
+	// empty means the IAAA account's (User, Password).
+	ITSUser, ITSPassword string
 	// Now is the stand-in's clock; nil means time.Now.
 	Now func() time.Time
 
@@ -480,7 +487,11 @@ func (s *Stand) its(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`<html><body><form action="/cas/webLogin"></form></body></html>`))
 			return
 		}
-		if f.Get("username") != User || f.Get("password") != Password {
+		wantUser, wantPw := User, Password
+		if s.ITSUser != "" {
+			wantUser, wantPw = s.ITSUser, s.ITSPassword
+		}
+		if f.Get("username") != wantUser || f.Get("password") != wantPw {
 			w.Write([]byte(`<html><script>alert("账号或密码错误");history.go(-1);</script></html>`))
 			return
 		}
