@@ -85,8 +85,23 @@ func TestCampusSignInAPINoSecrets(t *testing.T) {
 	if r := m["results"].([]any)[0].(map[string]any); r["code"] != "E01" || r["errorZh"] != "IAAA：用户名或密码错误" || r["error"] != "IAAA: wrong user name or password" {
 		t.Fatalf("wrong password: %v", m)
 	}
+	// As an attacker would: unknown services and fields (no base URL can be smuggled in), guessed
+	// QR ids, a binding never started, a service that does not exist.
 	post("/v1/campus/login", `{"services":["nowhere"],"username":"u","password":"p"}`, 400)
 	post("/v1/campus/login", `{"username":"u"}`, 400)
+	post("/v1/campus/login", `{"username":"u","password":"p","bases":{"iaaa":"http://evil.example"}}`, 400)
+	post("/v1/campus/login", `not json`, 400)
+	post("/v1/campus/qr/poll", `{"id":"000000000000000000000000"}`, 404)
+	post("/v1/campus/qr", `{"service":"../iaaa"}`, 400)
+	post("/v1/campus/bind/finish", `{"code":"123456"}`, 404)
+	post("/v1/campus/logout", `{"service":"nowhere"}`, 404)
+	// Treehole's SMS check is due: the sign-in succeeds and says the check is pending.
+	st.Set(func(s *campustest.Stand) { s.TreeholeSMS = true })
+	m = post("/v1/campus/login", `{"services":["treehole"],"username":"2000000000","password":"`+campustest.Password+`"}`, 200)
+	if r := m["results"].([]any)[0].(map[string]any); r["ok"] != true || r["pending"] != "sms" {
+		t.Fatalf("pending SMS: %v", m)
+	}
+	st.Set(func(s *campustest.Stand) { s.TreeholeSMS = false })
 	// Every service, password remembered.
 	m = post("/v1/campus/login", `{"username":"2000000000","password":"`+campustest.Password+`","remember":true}`, 200)
 	for _, r := range m["results"].([]any) {
