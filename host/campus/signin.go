@@ -128,6 +128,11 @@ func (a *Accounts) Forget(ctx context.Context, account string) error {
 	return nil
 }
 
+// BindTTL is how long a binding waits for its SMS code before it has to
+// start again (IAAA's session behind it does not last; the figure is the
+// host's choice, not a documented IAAA limit).
+const BindTTL = 15 * time.Minute
+
 // SavePending stores an authenticator binding between its SMS step and the
 // rest, sealed.
 func (a *Accounts) SavePending(ctx context.Context, st *BindState) error {

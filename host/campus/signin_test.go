@@ -333,3 +333,32 @@ func TestEndpointsFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// A sign-in that left Treehole's SMS check pending is finished later with the stored session.
+func TestTreeholeSMSLater(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	r.stand.Set(func(s *campustest.Stand) { s.TreeholeSMS = true })
+	if res := r.signer.SignIn(ctx, "treehole", campustest.User, campustest.Password, SignInOptions{}); res.Pending != "sms" {
+		t.Fatalf("%+v", res)
+	}
+	if msg, err := TreeholeSMS(ctx, r.client, ""); err != nil || msg != "发送成功" {
+		t.Fatalf("send: %q %v", msg, err)
+	}
+	if _, err := TreeholeSMS(ctx, r.client, "000000"); err == nil || err.Error() != "treehole: 验证码错误" {
+		t.Fatalf("wrong code: %v", err)
+	}
+	if _, err := TreeholeSMS(ctx, r.client, campustest.SMSCode); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "/chapi/api/v3/hole/list", nil)
+	resp, err := r.client.Do(ctx, "treehole", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"code":20000`) {
+		t.Fatalf("after the check: %s", b)
+	}
+}

@@ -101,7 +101,13 @@ func TestCampusSignInAPINoSecrets(t *testing.T) {
 	if r := m["results"].([]any)[0].(map[string]any); r["ok"] != true || r["pending"] != "sms" {
 		t.Fatalf("pending SMS: %v", m)
 	}
-	st.Set(func(s *campustest.Stand) { s.TreeholeSMS = false })
+	if m = post("/v1/campus/treehole/sms", `{}`, 200); m["sent"] != true {
+		t.Fatalf("send: %v", m)
+	}
+	post("/v1/campus/treehole/sms", `{"code":"000000"}`, 400)
+	if m = post("/v1/campus/treehole/sms", `{"code":"`+campustest.SMSCode+`"}`, 200); m["verified"] != true {
+		t.Fatalf("verify: %v", m)
+	}
 	// Every service, password remembered.
 	m = post("/v1/campus/login", `{"username":"2000000000","password":"`+campustest.Password+`","remember":true}`, 200)
 	for _, r := range m["results"].([]any) {

@@ -233,6 +233,13 @@ func campusLoginCmd(env *Env) int {
 				r = itsSignIn(ctx, sg, p, u, pw, *remember)
 			} else {
 				r = sg.SignIn(ctx, svc, u, pw, opt)
+				if code, ask := wantsOTP(ctx, sg, r.Err, opt.OTPCode); ask {
+					fmt.Fprintf(env.Stderr, "%s\n", code)
+					if c, err := p.line("authenticator code / 手机令牌验证码 (empty to skip): "); err == nil && c != "" {
+						opt.OTPCode = c
+						r = sg.SignIn(ctx, svc, u, pw, opt)
+					}
+				}
 			}
 			results = append(results, r)
 			var ie *campus.IAAAError
@@ -271,6 +278,25 @@ func campusLoginCmd(env *Env) int {
 		}
 	}
 	return code
+}
+
+// wantsOTP says whether IAAA's refusal err looks like a request for an
+// authenticator code that the person could type: no authenticator is
+// bound, none was typed, and IAAA's message names 令牌 or OTP (IAAA's code
+// for it is not known, pku-services.md §14 item 8). It returns IAAA's
+// message to show.
+func wantsOTP(ctx context.Context, sg *campus.Signer, err error, typed string) (string, bool) {
+	var ie *campus.IAAAError
+	if typed != "" || !errors.As(err, &ie) || ie.Code == "E01" || ie.Code == "E02" {
+		return "", false
+	}
+	if _, bound, _ := sg.OTP(ctx); bound {
+		return "", false
+	}
+	if !strings.Contains(ie.Msg, "令牌") && !strings.Contains(strings.ToUpper(ie.Msg), "OTP") {
+		return "", false
+	}
+	return ie.Message("zh-Hans") + " / " + ie.Message("en"), true
 }
 
 // itsSignIn signs in to ITS, which has its own campus-network account
@@ -525,6 +551,11 @@ func campusBindCmd(env *Env) int {
 	st, ok, err := sg.Accounts.PendingBind(ctx)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	if ok && time.Since(st.At) > campus.BindTTL {
+		sg.Accounts.ClearPending(ctx)
+		fmt.Fprintf(env.Stderr, "%s: the binding started at %s has expired (after %v): run %s without --code again\n", name, st.At.Local().Format(time.RFC3339), campus.BindTTL, name)
 		return ExitFail
 	}
 	if !ok {
@@ -886,6 +917,30 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		}
 		return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status, "result": answer(res)})
 	})
+	srv.HandleFunc("POST /v1/campus/treehole/sms", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Code string `json:"code"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		c, err := newCampusClient(db)
+		if err != nil {
+			return err
+		}
+		msg, err := campus.TreeholeSMS(r.Context(), c, body.Code)
+		var ne *campus.NotSignedInError
+		if errors.As(err, &ne) {
+			return &api.Error{Status: http.StatusConflict, Code: "not_signed_in", Message: err.Error()}
+		}
+		if err != nil {
+			return &api.Error{Status: http.StatusBadRequest, Code: "refused", Message: err.Error()}
+		}
+		if body.Code == "" {
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"sent": true, "message": msg})
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"verified": true, "message": msg})
+	})
 	srv.HandleFunc("POST /v1/campus/logout", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Service string `json:"service"`
@@ -942,6 +997,10 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		st, ok, err := sg.Accounts.PendingBind(r.Context())
 		if err != nil {
 			return err
+		}
+		if ok && h.Now().Sub(st.At) > campus.BindTTL {
+			sg.Accounts.ClearPending(r.Context())
+			ok = false
 		}
 		if !ok {
 			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no binding is waiting for a code: start with POST /v1/campus/bind"}

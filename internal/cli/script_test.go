@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/pkuinfo/harness/host/abilities"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/campus/campustest"
 )
@@ -30,9 +33,10 @@ func TestScript(t *testing.T) {
 		Dir:           "testdata/script",
 		UpdateScripts: *updateScripts,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":      cmdExitCode,
-			"campus-expire": cmdCampusExpire,
-			"campus-set":    cmdCampusSet,
+			"exitcode":       cmdExitCode,
+			"campus-expire":  cmdCampusExpire,
+			"campus-set":     cmdCampusSet,
+			"campus-answers": cmdCampusAnswers,
 		},
 		Setup: func(env *testscript.Env) error {
 			// Stand-ins for IAAA and every campus service (host/campus/campustest), which
@@ -82,6 +86,19 @@ func cmdCampusSet(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("campus-set: unknown %q", args[0])
 		}
 	})
+}
+
+// cmdCampusAnswers is the script command `campus-answers FILE LINE…`: it writes the lines to FILE,
+// one a line, with {otp} replaced by the current code of the stand-in's authenticator
+// (campustest.BindSecret), for a prompt that asks for one.
+func cmdCampusAnswers(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: campus-answers FILE LINE…")
+	}
+	code, err := abilities.Code(campustest.BindSecret, time.Now())
+	ts.Check(err)
+	text := strings.ReplaceAll(strings.Join(args[1:], "\n")+"\n", "{otp}", code)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(text), 0o600))
 }
 
 // cmdExitCode is the script command `exitcode N PROG ARGS…`: it runs PROG like exec and fails
