@@ -229,7 +229,8 @@ type Signer struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	mu      sync.Mutex // one renewal at a time
+	mu      sync.Mutex           // one renewal at a time
+	renewed map[string]time.Time // last renewal per service
 	devMu   sync.Mutex
 	devices map[string]string // device ids made before a session exists
 }
@@ -376,14 +377,24 @@ func (s *Signer) signIn(ctx context.Context, service string, token func(App) (st
 // let the host remember the password.
 var ErrNoRemembered = errors.New("the password is not remembered")
 
+// RenewEvery is the least time between two silent renewals of one
+// service: a service that refuses a fresh session is not sent to IAAA again
+// and again (each plugin request could otherwise cost a sign-in).
+const RenewEvery = time.Minute
+
 // Renew signs in to service again with the remembered password of its
 // account (ITS's own, or IAAA's), leaving any SMS check pending. It is the
-// campus client's Renew. Errors: ErrNoRemembered, or the sign-in's.
+// campus client's Renew. Errors: ErrNoRemembered; a renewal of the same
+// service less than RenewEvery ago; the sign-in's.
 func (s *Signer) Renew(ctx context.Context, service string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Accounts == nil {
 		return ErrNoRemembered
+	}
+	now := s.now()
+	if last, ok := s.renewed[service]; ok && now.Sub(last) < RenewEvery {
+		return fmt.Errorf("signed in again %s ago and the service still refuses the session", now.Sub(last).Round(time.Second))
 	}
 	account := AccountIAAA
 	if service == "its" {
@@ -402,6 +413,10 @@ func (s *Signer) Renew(ctx context.Context, service string) error {
 	if !ok {
 		return ErrNoRemembered
 	}
+	if s.renewed == nil {
+		s.renewed = map[string]time.Time{}
+	}
+	s.renewed[service] = now
 	r := s.SignIn(ctx, service, user, pw, SignInOptions{})
 	return r.Err
 }

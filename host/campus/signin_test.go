@@ -310,6 +310,17 @@ func TestExpiredSessionRenewal(t *testing.T) {
 	if r.stand.Count("iaaa POST /iaaa/oauthlogin.do") != 1 {
 		t.Error("not renewed by IAAA sign-in")
 	}
+	// A service that refuses the fresh session is not sent to IAAA again within RenewEvery.
+	r.stand.Expire("card")
+	req, _ = http.NewRequest("GET", "/berserker-app/ykt/tsm/queryCard", nil)
+	if _, err = r.client.Do(ctx, "card", req); err == nil || !strings.Contains(err.Error(), "the service still refuses the session") {
+		t.Fatalf("second renewal within a minute: %v", err)
+	}
+	if n := r.stand.Count("iaaa POST /iaaa/oauthlogin.do"); n != 1 {
+		t.Fatalf("%d IAAA sign-ins, want 1", n)
+	}
+	later := time.Now().Add(RenewEvery + time.Second)
+	r.signer.Now = func() time.Time { return later }
 	// A renewal that fails says so and still names the command.
 	r.stand.Expire("card")
 	r.acc.Save(ctx, AccountIAAA, campustest.User, "changed-since", true, time.Now())
