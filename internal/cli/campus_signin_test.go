@@ -17,6 +17,8 @@ import (
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/campus/campustest"
+	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/host/vault"
 )
 
 // TestCampusSignInAPINoSecrets drives the campus sign-in routes against the stand-ins (password,
@@ -173,5 +175,34 @@ func TestCampusSignInAPINoSecrets(t *testing.T) {
 	}
 	if !strings.Contains(audit.String(), "wallet") {
 		t.Error("the audit has no wallet row: the scan saw nothing")
+	}
+}
+
+// Opening a host seals the session rows and the authenticator secret an older version stored in
+// plain text, before any campus request.
+func TestHostOpenSealsPlainRows(t *testing.T) {
+	t.Setenv("HARNESS_KEYRING", "off")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "data")
+	db, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SQL.ExecContext(ctx, `INSERT INTO campus_sessions (service, token, cookies, created_at) VALUES ('card', 'plain.card.jwt', '{}', 1)`)
+	db.SQL.ExecContext(ctx, `INSERT INTO otp_secret (id, secret, set_at) VALUES (1, 'JBSWY3DPEHPK3PXP', 1)`)
+	db.Close()
+	_, db, err = openHost(ctx, &hostFlags{data: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var plain int
+	db.SQL.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM campus_sessions WHERE token != '') + (SELECT count(*) FROM otp_secret WHERE secret != '')`).Scan(&plain)
+	if plain != 0 {
+		t.Fatalf("%d plain rows left after the host opened", plain)
+	}
+	if _, err := os.Stat(vault.KeyFile(dir)); err != nil {
+		t.Fatalf("no key file beside the data directory: %v", err)
 	}
 }

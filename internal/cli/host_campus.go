@@ -52,6 +52,15 @@ func init() {
 		Run:     campusBindCmd,
 	})
 	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
+		// Seal what an older version left in plain text (migrations 210, 211) as soon as the
+		// host opens, not only when a campus request first comes.
+		ctx := context.Background()
+		if err := campus.NewSQLSessions(db).MigratePlain(ctx); err != nil {
+			return nil, err
+		}
+		if _, _, err := abilities.OTPSecret(ctx, db); err != nil {
+			return nil, err
+		}
 		c, err := newCampusClient(db)
 		if err != nil {
 			return nil, err
