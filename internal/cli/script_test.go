@@ -22,6 +22,9 @@ var updateScripts = flag.Bool("update", false, "rewrite the cmp golden sections 
 // TestMain registers the real entry point as the `harness` command of the scripts
 // (STYLE §13): each script runs the command in a child process, exactly as a user would.
 func TestMain(m *testing.M) {
+	// Keys of sealed secrets go to key files beside the temporary data directories, never to the
+	// developer's OS keyring (host/vault).
+	os.Setenv("HARNESS_KEYRING", "off")
 	testscript.Main(m, map[string]func(){
 		"harness": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
