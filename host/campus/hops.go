@@ -96,11 +96,25 @@ func get(ctx context.Context, hc *http.Client, u string, hdr map[string]string) 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, redactURL(err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 2<<20))
 	return resp, b, err
+}
+
+// redactURL drops the query of the URL net/http quotes in a transport
+// error: on a hop it carries the IAAA token or a card ticket, which must not
+// reach a log or an answer.
+func redactURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.RawQuery != "" {
+			u.RawQuery = "[redacted]"
+			return &url.Error{Op: ue.Op, URL: u.String(), Err: ue.Err}
+		}
+	}
+	return err
 }
 
 // jarCookies returns the jar's cookies for base as a map.
@@ -226,7 +240,7 @@ func treeholeCode(ctx context.Context, hc *http.Client, method, u, body string, 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, redactURL(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {

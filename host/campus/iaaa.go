@@ -126,7 +126,7 @@ func (c *IAAA) xhr(req *http.Request) {
 func getJSON(hc *http.Client, req *http.Request, step string, v any) error {
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", step, err)
+		return fmt.Errorf("%s: %w", step, redactURL(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

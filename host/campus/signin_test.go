@@ -373,3 +373,15 @@ func TestTreeholeSMSLater(t *testing.T) {
 		t.Fatalf("after the check: %s", b)
 	}
 }
+
+// A hop that cannot reach its service says so without quoting the IAAA token from the URL.
+func TestHopErrorHidesToken(t *testing.T) {
+	r := newRig(t)
+	bases := r.stand.Bases()
+	bases["treehole"] = "http://127.0.0.1:1" // nothing listens there
+	r.signer.Bases = bases
+	res := r.signer.SignIn(context.Background(), "treehole", campustest.User, campustest.Password, SignInOptions{})
+	if res.OK || !strings.Contains(res.Error, "treehole cas_iaaa_login") || strings.Contains(res.Error, "iaaa-") || !strings.Contains(res.Error, "[redacted]") {
+		t.Fatalf("%s", res.Error)
+	}
+}
