@@ -203,7 +203,8 @@ func appendQuery(raw, kv string) string {
 // expiredReply says why resp shows the session has expired, or "" when it
 // does not (issue 15): HTTP 401 from any service (Treehole's "登录已失效",
 // pku-services.md §5.3; the card's, §8.1); the card's envelope with code
-// 401 (§8.1; the body is read and put back); for the cookie services, a
+// 401 (§8.1; whatever the Content-Type; the first 64 KiB are read and put back, so the plugin gets
+// the whole reply); for the cookie services, a
 // redirect to IAAA's sign-in (assumed: a service whose session ended sends
 // the browser to IAAA); for ITS a redirect to its own sign-in page
 // (assumed, §9 has no fact).
@@ -213,12 +214,14 @@ func (s *Service) expiredReply(resp *http.Response) string {
 	}
 	switch {
 	case s.Name == "card":
-		if !strings.Contains(resp.Header.Get("Content-Type"), "json") {
-			return ""
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 2<<20+1))
-		resp.Body.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(b))
+		// The envelope is JSON whatever the Content-Type says; peek at the
+		// first 64 KiB and put them back in front of the rest.
+		orig := resp.Body
+		b, err := io.ReadAll(io.LimitReader(orig, 64<<10))
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b), orig), orig}
 		if err != nil {
 			return ""
 		}

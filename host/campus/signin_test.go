@@ -385,3 +385,22 @@ func TestHopErrorHidesToken(t *testing.T) {
 		t.Fatalf("%s", res.Error)
 	}
 }
+
+// The card's expiry check reads the reply and puts it back whole, however long.
+func TestCardReplyKeptWhole(t *testing.T) {
+	big := `{"code":200,"success":true,"data":"` + strings.Repeat("x", 200<<10) + `"}`
+	for _, body := range []string{big, `{"code":200}`, `not json`} {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: io.NopCloser(strings.NewReader(body))}
+		if why := Lookup("card").expiredReply(resp); why != "" {
+			t.Fatalf("expired: %s", why)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		if string(got) != body {
+			t.Fatalf("body changed: %d bytes, want %d", len(got), len(body))
+		}
+	}
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{"code":401,"success":false,"message":"登录已过期"}`))}
+	if why := Lookup("card").expiredReply(resp); why != "the session expired (card: 登录已过期)" {
+		t.Fatalf("got %q", why)
+	}
+}
