@@ -82,8 +82,15 @@ func TestCampusSignInAPINoSecrets(t *testing.T) {
 		answers.Write(b)
 	}
 
+	// A QR sign-in to Treehole before any other sign-in (no device id kept yet).
+	st.Set(func(s *campustest.Stand) { s.QRScanAfter = 1 })
+	m := post("/v1/campus/qr", `{"service":"treehole"}`, 200)
+	if m = post("/v1/campus/qr/poll", `{"id":"`+m["id"].(string)+`"}`, 200); m["status"] != "signed_in" {
+		t.Fatalf("first QR sign-in: %v", m)
+	}
+	st.Set(func(s *campustest.Stand) { s.QRScanAfter = 0 })
 	// Wrong password: E01 in both languages.
-	m := post("/v1/campus/login", `{"services":["card"],"username":"2000000000","password":"nope"}`, 200)
+	m = post("/v1/campus/login", `{"services":["card"],"username":"2000000000","password":"nope"}`, 200)
 	if r := m["results"].([]any)[0].(map[string]any); r["code"] != "E01" || r["errorZh"] != "IAAA：用户名或密码错误" || r["error"] != "IAAA: wrong user name or password" {
 		t.Fatalf("wrong password: %v", m)
 	}

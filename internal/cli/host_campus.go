@@ -780,7 +780,17 @@ type qrEntry struct {
 func campusSignInRoutes(h *host.Host, srv *api.Server) {
 	db := h.Store()
 	qrs := &qrLogins{m: map[string]*qrEntry{}}
-	signer := func() (*campus.Signer, error) { return newSigner(db) }
+	// One Signer for the server's life: a QR sign-in's device id (Treehole) made by POST
+	// /v1/campus/qr is the one its poll signs in with.
+	var (
+		sgOnce sync.Once
+		sg     *campus.Signer
+		sgErr  error
+	)
+	signer := func() (*campus.Signer, error) {
+		sgOnce.Do(func() { sg, sgErr = newSigner(db) })
+		return sg, sgErr
+	}
 	unknown := func(names []string) error {
 		for _, n := range names {
 			if campus.Lookup(n) == nil {
