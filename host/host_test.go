@@ -220,7 +220,7 @@ func TestOfficialPlugins(t *testing.T) {
 	for _, o := range out {
 		got = append(got, o.ID+" "+o.Status)
 	}
-	want := []string{"classrooms installed", "campus-events installed", "grades installed", "canteen installed", "shuttle installed", "notices installed"}
+	want := []string{"classrooms installed", "campus-events installed", "grades installed", "canteen installed", "shuttle installed", "notices installed", "wallet installed", "netfee installed", "treehole installed"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("first start: %v", got)
 	}

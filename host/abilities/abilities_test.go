@@ -1,10 +1,12 @@
 package abilities
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -192,4 +194,36 @@ func FuzzNormalizeSecret(f *testing.F) {
 			t.Fatalf("code of %q: %q, %v", s, code, err)
 		}
 	})
+}
+
+// TestOTPSecretSealed: a secret stored in plain text before migration 211
+// is sealed on first read; a new secret is stored sealed only.
+func TestOTPSecretSealed(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SQL.ExecContext(ctx, `INSERT INTO otp_secret (id, secret, set_at) VALUES (1, 'JBSWY3DPEHPK3PXP', 1)`)
+	got, ok, err := OTPSecret(ctx, db)
+	if err != nil || !ok || got != "JBSWY3DPEHPK3PXP" {
+		t.Fatalf("%q %v %v", got, ok, err)
+	}
+	var plain string
+	var sealed []byte
+	db.SQL.QueryRowContext(ctx, `SELECT secret, sealed FROM otp_secret`).Scan(&plain, &sealed)
+	if plain != "" || len(sealed) == 0 {
+		t.Fatalf("after read: plain %q, sealed %d bytes", plain, len(sealed))
+	}
+	if err := SetOTPSecret(ctx, db, "GEZDGNBVGY3TQOJQGEZDGNBVGY", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	db.SQL.QueryRowContext(ctx, `SELECT secret FROM otp_secret`).Scan(&plain)
+	if plain != "" {
+		t.Fatalf("SetOTPSecret stored %q in plain text", plain)
+	}
+	if got, _, _ := OTPSecret(ctx, db); got != "GEZDGNBVGY3TQOJQGEZDGNBVGY" {
+		t.Fatalf("read back %q", got)
+	}
 }

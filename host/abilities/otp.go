@@ -12,6 +12,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/host/vault"
 )
 
 func init() {
@@ -21,7 +22,12 @@ CREATE TABLE otp_secret (
 	secret TEXT    NOT NULL,                   -- Base32, upper case, no padding
 	set_at INTEGER NOT NULL                    -- Unix ms
 );`})
+	store.Register(store.Migration{Version: 211, Name: "authenticator secret sealed", SQL: `
+ALTER TABLE otp_secret ADD COLUMN sealed BLOB; -- vault-sealed secret; secret is then ''`})
 }
+
+// otpLabel binds the sealed secret to its row (vault.Box.Seal).
+const otpLabel = "otp_secret/1"
 
 // totpOpts are the IAAA authenticator's parameters (pku-services.md §2.4):
 // RFC 6238 over HMAC-SHA-1, 6 digits, 30 s steps from T0 = 0, the current
@@ -74,14 +80,20 @@ func Code(secret string, t time.Time) (string, error) {
 }
 
 // SetOTPSecret stores the authenticator secret (`harness otp set`),
-// replacing any earlier one, after NormalizeSecret.
+// replacing any earlier one, after NormalizeSecret. The secret is sealed
+// with the data directory's vault (migration 211); it never lies in the
+// database in plain text.
 func SetOTPSecret(ctx context.Context, db *store.DB, secret string, now time.Time) error {
 	s, err := NormalizeSecret(secret)
 	if err != nil {
 		return err
 	}
-	_, err = db.SQL.ExecContext(ctx, `INSERT INTO otp_secret (id, secret, set_at) VALUES (1, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET secret = excluded.secret, set_at = excluded.set_at`, s, now.UnixMilli())
+	box, err := vault.Open(db.Dir(), vault.DefaultKeyring())
+	if err != nil {
+		return err
+	}
+	_, err = db.SQL.ExecContext(ctx, `INSERT INTO otp_secret (id, secret, set_at, sealed) VALUES (1, '', ?, ?)
+		ON CONFLICT (id) DO UPDATE SET secret = '', sealed = excluded.sealed, set_at = excluded.set_at`, now.UnixMilli(), box.Seal(otpLabel, []byte(s)))
 	if err != nil {
 		return fmt.Errorf("otp: store the secret: %w", err)
 	}
@@ -96,16 +108,34 @@ func ClearOTPSecret(ctx context.Context, db *store.DB) error {
 	return nil
 }
 
-// OTPSecret returns the stored secret; ok is false when none is set.
+// OTPSecret returns the stored secret; ok is false when none is set. A
+// secret stored in plain text before migration 211 is sealed on this read.
 func OTPSecret(ctx context.Context, db *store.DB) (secret string, ok bool, err error) {
-	err = db.SQL.QueryRowContext(ctx, `SELECT secret FROM otp_secret WHERE id = 1`).Scan(&secret)
+	var sealed []byte
+	err = db.SQL.QueryRowContext(ctx, `SELECT secret, sealed FROM otp_secret WHERE id = 1`).Scan(&secret, &sealed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("otp: read the secret: %w", err)
 	}
-	return secret, true, nil
+	box, err := vault.Open(db.Dir(), vault.DefaultKeyring())
+	if err != nil {
+		return "", false, err
+	}
+	if sealed == nil {
+		if secret != "" {
+			if _, err := db.SQL.ExecContext(ctx, `UPDATE otp_secret SET secret = '', sealed = ? WHERE id = 1`, box.Seal(otpLabel, []byte(secret))); err != nil {
+				return "", false, fmt.Errorf("otp: seal the secret: %w", err)
+			}
+		}
+		return secret, secret != "", nil
+	}
+	plain, err := box.Open(otpLabel, sealed)
+	if err != nil {
+		return "", false, fmt.Errorf("otp: read the secret: %w", err)
+	}
+	return string(plain), true, nil
 }
 
 // currentCode returns the current code, or ok false when no secret is set.

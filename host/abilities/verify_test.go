@@ -319,7 +319,7 @@ func TestVerifySessionExpired(t *testing.T) {
 	s, _ := newTestSet(t, WithCampus(&campus.Client{Sessions: ss, Bases: map[string]string{"treehole": srv.URL}}))
 	runSteps(t, s, []step{
 		{op: "verify.treehole", effect: plugin.EffectRead, args: `{"request":{"url":"/x"}}`, isErr: true,
-			want: "ability verify.treehole: treehole: the session has expired (HTTP 401): run harness campus login treehole"},
+			want: "ability verify.treehole: not signed in to treehole: the session expired (HTTP 401): run harness campus login treehole"},
 	})
 }
 

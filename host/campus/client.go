@@ -1,9 +1,11 @@
 package campus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,11 +13,21 @@ import (
 )
 
 // NotSignedInError is the error of a request for a service the host holds
-// no session for (issue 4 "Campus client").
-type NotSignedInError struct{ Service string }
+// no usable session for (issue 4 "Campus client", issue 15): none at all,
+// or one that expired and could not be renewed.
+type NotSignedInError struct {
+	Service string
+	// Reason says why, e.g. "the session expired at 2030-…"; "" when
+	// there never was a session.
+	Reason string
+}
 
-// Error returns "not signed in to SERVICE: run harness campus login SERVICE".
+// Error returns "not signed in to SERVICE: [REASON: ]run harness campus
+// login SERVICE (or sign in on the web app's campus page)".
 func (e *NotSignedInError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("not signed in to %s: %s: run harness campus login %s", e.Service, e.Reason, e.Service)
+	}
 	return fmt.Sprintf("not signed in to %s: run harness campus login %s", e.Service, e.Service)
 }
 
@@ -34,6 +46,10 @@ type Client struct {
 	Bases map[string]string
 	// Now is the clock for cookie expiry; nil means time.Now.
 	Now func() time.Time
+	// Renew signs in to service again (Signer.Renew, with the remembered
+	// password); nil or an error means the request fails with
+	// NotSignedInError. It is tried at most once per request.
+	Renew func(ctx context.Context, service string) error
 }
 
 // Base returns the base URL requests to service go to, or "" when service
@@ -61,18 +77,68 @@ func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*ht
 	if req.URL.Scheme != "" || req.URL.Host != "" || !strings.HasPrefix(req.URL.Path, "/") {
 		return nil, fmt.Errorf("campus %s: the url must be a path starting with / (got %q)", service, req.URL.String())
 	}
-	sess, ok, err := c.Sessions.Get(ctx, service)
-	if err != nil {
-		return nil, err
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("campus %s: read the request body: %w", service, err)
+		}
+		if len(b) > maxBody {
+			return nil, fmt.Errorf("campus %s: the request body is over %d bytes", service, maxBody)
+		}
+		body = b
 	}
-	if !ok || (svc.Needs == CredToken && sess.Token == "") || (svc.Needs == CredCookie && len(sess.Cookies) == 0 && sess.Token == "") {
-		return nil, &NotSignedInError{Service: service}
+	renewed := false
+	renew := func(reason string) error {
+		if c.Renew == nil || renewed {
+			return &NotSignedInError{Service: service, Reason: reason}
+		}
+		renewed = true
+		if err := c.Renew(ctx, service); err != nil {
+			if errors.Is(err, ErrNoRemembered) {
+				return &NotSignedInError{Service: service, Reason: reason}
+			}
+			return &NotSignedInError{Service: service, Reason: reason + "; signing in again failed: " + err.Error()}
+		}
+		return nil
 	}
-	now := c.now()
-	if !sess.Expires.IsZero() && !now.Before(sess.Expires) {
-		return nil, fmt.Errorf("campus %s: the session expired at %s: run harness campus login %s",
-			service, sess.Expires.Format(time.RFC3339), service)
+	for {
+		sess, ok, err := c.Sessions.Get(ctx, service)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || (svc.Needs == CredToken && sess.Token == "") || (svc.Needs == CredCookie && len(sess.Cookies) == 0 && sess.Token == "") {
+			return nil, &NotSignedInError{Service: service}
+		}
+		now := c.now()
+		if !sess.Expires.IsZero() && !now.Before(sess.Expires) {
+			if err := renew("the session expired at " + sess.Expires.Format(time.RFC3339)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		resp, err := c.send(ctx, svc, sess, req, body, now)
+		if err != nil {
+			return nil, err
+		}
+		if reason := svc.expiredReply(resp); reason != "" {
+			resp.Body.Close()
+			if err := renew(reason); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return resp, nil
 	}
+}
+
+// maxBody is the largest request body the client resends after a renewal.
+const maxBody = 8 << 20
+
+// send signs and sends one request with sess.
+func (c *Client) send(ctx context.Context, svc *Service, sess *Session, req *http.Request, body []byte, now time.Time) (*http.Response, error) {
+	service := svc.Name
 	if service == "treehole" && sess.Device == "" {
 		sess.Device = newDevice()
 		if err := c.Sessions.Put(ctx, sess); err != nil {
@@ -86,6 +152,11 @@ func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*ht
 	out := req.Clone(ctx)
 	out.URL.Scheme, out.URL.Host = base.Scheme, base.Host
 	out.Host = ""
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.ContentLength = int64(len(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	for _, h := range credentialHeaders {
 		out.Header.Del(h)
 	}

@@ -158,7 +158,7 @@ func TestExpiredSessionAndAbsoluteURL(t *testing.T) {
 	c := &Client{Sessions: ss, Now: func() time.Time { return now }}
 	req, _ := http.NewRequest("GET", "/x", nil)
 	_, err := c.Do(context.Background(), "treehole", req)
-	want := "campus treehole: the session expired at 2030-02-28T23:59:59Z: run harness campus login treehole"
+	want := "not signed in to treehole: the session expired at 2030-02-28T23:59:59Z: run harness campus login treehole"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %q", err, want)
 	}

@@ -199,3 +199,53 @@ func appendQuery(raw, kv string) string {
 	}
 	return raw + "&" + kv
 }
+
+// expiredReply says why resp shows the session has expired, or "" when it
+// does not (issue 15): HTTP 401 from any service (Treehole's "登录已失效",
+// pku-services.md §5.3; the card's, §8.1); the card's envelope with code
+// 401 (§8.1; whatever the Content-Type; the first 64 KiB are read and put back, so the plugin gets
+// the whole reply); for the cookie services, a
+// redirect to IAAA's sign-in (assumed: a service whose session ended sends
+// the browser to IAAA); for ITS a redirect to its own sign-in page
+// (assumed, §9 has no fact).
+func (s *Service) expiredReply(resp *http.Response) string {
+	if resp.StatusCode == http.StatusUnauthorized {
+		return "the session expired (HTTP 401)"
+	}
+	switch {
+	case s.Name == "card":
+		// The envelope is JSON whatever the Content-Type says; peek at the
+		// first 64 KiB and put them back in front of the rest.
+		orig := resp.Body
+		b, err := io.ReadAll(io.LimitReader(orig, 64<<10))
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b), orig), orig}
+		if err != nil {
+			return ""
+		}
+		var env struct {
+			Code    json.Number `json:"code"`
+			Message string      `json:"message"`
+		}
+		if json.Unmarshal(b, &env) == nil && env.Code.String() == "401" {
+			if env.Message != "" {
+				return "the session expired (card: " + env.Message + ")"
+			}
+			return "the session expired (card code 401)"
+		}
+	case resp.StatusCode/100 == 3:
+		loc, err := resp.Location()
+		if err != nil {
+			return ""
+		}
+		if strings.HasPrefix(loc.Path, "/iaaa/") || strings.EqualFold(loc.Host, "iaaa.pku.edu.cn") {
+			return "the session expired (the service sent the IAAA sign-in page)"
+		}
+		if s.Name == "its" && strings.Contains(strings.ToLower(loc.Path), "login") {
+			return "the session expired (ITS sent its sign-in page)"
+		}
+	}
+	return ""
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/host/vault"
 )
 
 // Session is what the host holds for one campus service after sign-in: a
@@ -155,18 +156,111 @@ CREATE TABLE campus_sessions (
 );`})
 }
 
-// SQLSessions is a Sessions kept in the host's database (table
-// campus_sessions, migration 200), shared by CLI commands and a running
-// `harness serve`.
-type SQLSessions struct{ DB *sql.DB }
+func init() {
+	store.Register(store.Migration{Version: 210, Name: "campus sessions sealed", SQL: `
+ALTER TABLE campus_sessions ADD COLUMN sealed BLOB; -- vault-sealed JSON {token, cookies}; token and cookies then empty`})
+}
 
-// NewSQLSessions returns the sessions stored in db.
-func NewSQLSessions(db *store.DB) *SQLSessions { return &SQLSessions{DB: db.SQL} }
+// SQLSessions is a Sessions kept in the host's database (table
+// campus_sessions, migrations 200 and 210), shared by CLI commands and a
+// running `harness serve`. The token and cookies of a session are sealed
+// with the data directory's vault.Box (column sealed, label
+// "campus_sessions/SERVICE"); rows written before migration 210 in plain
+// text are sealed on first use (MigratePlain).
+type SQLSessions struct {
+	DB *sql.DB
+	// Box seals tokens and cookies; nil means the vault of Dir.
+	Box *vault.Box
+	// Dir is the data directory whose vault seals the rows.
+	Dir string
+
+	once    sync.Once
+	openErr error
+}
+
+// NewSQLSessions returns the sessions stored in db, sealed with the vault
+// of db's data directory (vault.Open with vault.DefaultKeyring).
+func NewSQLSessions(db *store.DB) *SQLSessions { return &SQLSessions{DB: db.SQL, Dir: db.Dir()} }
+
+// box opens the vault once and seals any plain rows left from before
+// migration 210.
+func (q *SQLSessions) box(ctx context.Context) (*vault.Box, error) {
+	q.once.Do(func() {
+		if q.Box == nil {
+			q.Box, q.openErr = vault.Open(q.Dir, vault.DefaultKeyring())
+			if q.openErr != nil {
+				return
+			}
+		}
+		q.openErr = q.migratePlain(ctx)
+	})
+	return q.Box, q.openErr
+}
+
+// MigratePlain seals every session row that still holds its token or
+// cookies in plain text (rows from before migration 210) and blanks the
+// plain columns. It is run on first use; calling it again does nothing.
+func (q *SQLSessions) MigratePlain(ctx context.Context) error {
+	_, err := q.box(ctx)
+	return err
+}
+
+func (q *SQLSessions) migratePlain(ctx context.Context) error {
+	rows, err := q.DB.QueryContext(ctx, `SELECT service, token, cookies FROM campus_sessions WHERE sealed IS NULL AND (token != '' OR cookies != '{}')`)
+	if err != nil {
+		return fmt.Errorf("campus: seal old sessions: %w", err)
+	}
+	type plain struct{ service, token, cookies string }
+	var todo []plain
+	for rows.Next() {
+		var p plain
+		if err := rows.Scan(&p.service, &p.token, &p.cookies); err != nil {
+			rows.Close()
+			return fmt.Errorf("campus: seal old sessions: %w", err)
+		}
+		todo = append(todo, p)
+	}
+	rows.Close()
+	for _, p := range todo {
+		var s Session
+		s.Token = p.token
+		if err := json.Unmarshal([]byte(p.cookies), &s.Cookies); err != nil {
+			return fmt.Errorf("campus: seal old session %s: cookies: %w", p.service, err)
+		}
+		sealed, err := q.seal(p.service, &s)
+		if err != nil {
+			return err
+		}
+		if _, err := q.DB.ExecContext(ctx, `UPDATE campus_sessions SET sealed = ?, token = '', cookies = '{}' WHERE service = ?`, sealed, p.service); err != nil {
+			return fmt.Errorf("campus: seal old session %s: %w", p.service, err)
+		}
+	}
+	return nil
+}
+
+// secretPart is what is sealed of a session.
+type secretPart struct {
+	Token   string            `json:"t,omitempty"`
+	Cookies map[string]string `json:"c,omitempty"`
+}
+
+func (q *SQLSessions) seal(service string, s *Session) ([]byte, error) {
+	b, err := json.Marshal(secretPart{Token: s.Token, Cookies: s.Cookies})
+	if err != nil {
+		return nil, err
+	}
+	return q.Box.Seal("campus_sessions/"+service, b), nil
+}
+
+const sessionColumns = `service, token, cookies, device, created_at, expires_at, sealed`
 
 // Get implements Sessions.
 func (q *SQLSessions) Get(ctx context.Context, service string) (*Session, bool, error) {
-	row := q.DB.QueryRowContext(ctx, `SELECT service, token, cookies, device, created_at, expires_at FROM campus_sessions WHERE service = ?`, service)
-	s, err := scanSession(row.Scan)
+	if _, err := q.box(ctx); err != nil {
+		return nil, false, err
+	}
+	row := q.DB.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM campus_sessions WHERE service = ?`, service)
+	s, err := q.scanSession(row.Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -176,15 +270,27 @@ func (q *SQLSessions) Get(ctx context.Context, service string) (*Session, bool, 
 	return s, true, nil
 }
 
-func scanSession(scan func(...any) error) (*Session, error) {
+func (q *SQLSessions) scanSession(scan func(...any) error) (*Session, error) {
 	var s Session
 	var cookies string
 	var created, expires int64
-	if err := scan(&s.Service, &s.Token, &cookies, &s.Device, &created, &expires); err != nil {
+	var sealed []byte
+	if err := scan(&s.Service, &s.Token, &cookies, &s.Device, &created, &expires, &sealed); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(cookies), &s.Cookies); err != nil {
 		return nil, fmt.Errorf("cookies: %w", err)
+	}
+	if sealed != nil {
+		plain, err := q.Box.Open("campus_sessions/"+s.Service, sealed)
+		if err != nil {
+			return nil, err
+		}
+		var p secretPart
+		if err := json.Unmarshal(plain, &p); err != nil {
+			return nil, fmt.Errorf("sealed part: %w", err)
+		}
+		s.Token, s.Cookies = p.Token, p.Cookies
 	}
 	if len(s.Cookies) == 0 {
 		s.Cookies = nil
@@ -196,24 +302,24 @@ func scanSession(scan func(...any) error) (*Session, error) {
 	return &s, nil
 }
 
-// Put implements Sessions.
+// Put implements Sessions: the token and cookies are sealed.
 func (q *SQLSessions) Put(ctx context.Context, s *Session) error {
-	cookies, err := json.Marshal(s.Cookies)
-	if err != nil {
+	if _, err := q.box(ctx); err != nil {
 		return err
 	}
-	if s.Cookies == nil {
-		cookies = []byte("{}")
+	sealed, err := q.seal(s.Service, s)
+	if err != nil {
+		return err
 	}
 	var expires int64
 	if !s.Expires.IsZero() {
 		expires = s.Expires.UnixMilli()
 	}
-	_, err = q.DB.ExecContext(ctx, `INSERT INTO campus_sessions (service, token, cookies, device, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (service) DO UPDATE SET token = excluded.token, cookies = excluded.cookies,
+	_, err = q.DB.ExecContext(ctx, `INSERT INTO campus_sessions (service, token, cookies, device, created_at, expires_at, sealed)
+		VALUES (?, '', '{}', ?, ?, ?, ?)
+		ON CONFLICT (service) DO UPDATE SET token = '', cookies = '{}', sealed = excluded.sealed,
 			device = excluded.device, created_at = excluded.created_at, expires_at = excluded.expires_at`,
-		s.Service, s.Token, string(cookies), s.Device, s.Created.UnixMilli(), expires)
+		s.Service, s.Device, s.Created.UnixMilli(), expires, sealed)
 	if err != nil {
 		return fmt.Errorf("campus: store session %s: %w", s.Service, err)
 	}
@@ -230,14 +336,17 @@ func (q *SQLSessions) Delete(ctx context.Context, service string) error {
 
 // List implements Sessions.
 func (q *SQLSessions) List(ctx context.Context) ([]*Session, error) {
-	rows, err := q.DB.QueryContext(ctx, `SELECT service, token, cookies, device, created_at, expires_at FROM campus_sessions ORDER BY service`)
+	if _, err := q.box(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := q.DB.QueryContext(ctx, `SELECT `+sessionColumns+` FROM campus_sessions ORDER BY service`)
 	if err != nil {
 		return nil, fmt.Errorf("campus: list sessions: %w", err)
 	}
 	defer rows.Close()
 	var out []*Session
 	for rows.Next() {
-		s, err := scanSession(rows.Scan)
+		s, err := q.scanSession(rows.Scan)
 		if err != nil {
 			return nil, fmt.Errorf("campus: list sessions: %w", err)
 		}

@@ -1,52 +1,106 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/abilities"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/store"
+	"golang.org/x/term"
 )
 
 func init() {
 	Register(&Command{
 		Path:    "campus login",
-		Usage:   "SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--expires TIME|DURATION] [--data DIR]",
-		Summary: "store the signed-in session of a campus service (card, its, treehole, …), pasted from a browser",
+		Usage:   "[SERVICE…] [--qr] [--remember] [--user NAME] [--otp CODE] | SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--expires TIME|DURATION] [--data DIR]",
+		Summary: "sign in to IAAA and campus services (all of them by default) with your password or a QR code, or store a session pasted from a browser",
 		Run:     campusLoginCmd,
 	})
 	Register(&Command{
 		Path:    "campus logout",
-		Usage:   "SERVICE [--data DIR]",
-		Summary: "forget the session of a campus service",
+		Usage:   "[SERVICE] [--data DIR]",
+		Summary: "forget the session of a campus service, or of all of them and the remembered password",
 		Run:     campusLogoutCmd,
 	})
 	Register(&Command{
 		Path:    "campus status",
 		Usage:   "[--data DIR]",
-		Summary: "list the campus services and whether the host is signed in to each",
+		Summary: "list the campus services and whether the host is signed in to each, until when",
 		Run:     campusStatusCmd,
 	})
+	Register(&Command{
+		Path:    "campus bind-authenticator",
+		Usage:   "[--user NAME] [--code SMS-CODE] [--data DIR]",
+		Summary: "bind a new IAAA authenticator (手机令牌) to your account and keep its secret, so sign-in needs no code from you",
+		Run:     campusBindCmd,
+	})
 	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
-		return []host.Option{host.WithCampus(newCampusClient(db))}, nil
+		// Seal what an older version left in plain text (migrations 210, 211) as soon as the
+		// host opens, not only when a campus request first comes.
+		ctx := context.Background()
+		if err := campus.NewSQLSessions(db).MigratePlain(ctx); err != nil {
+			return nil, err
+		}
+		if _, _, err := abilities.OTPSecret(ctx, db); err != nil {
+			return nil, err
+		}
+		c, err := newCampusClient(db)
+		if err != nil {
+			return nil, err
+		}
+		return []host.Option{host.WithCampus(c)}, nil
 	})
 	RegisterServeSetup(campusRoutes)
 }
 
+// newSigner is the sign-in of a host on db: sessions and accounts in the
+// database, the authenticator from `harness otp`/bind-authenticator, and
+// the servers of campus.EndpointsEnv when it is set (stand-ins in tests).
+func newSigner(db *store.DB) (*campus.Signer, error) {
+	bases, err := campus.EndpointsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return &campus.Signer{
+		Sessions: campus.NewSQLSessions(db),
+		Accounts: campus.NewAccounts(db),
+		Bases:    bases,
+		OTP: func(ctx context.Context) (string, bool, error) {
+			secret, ok, err := abilities.OTPSecret(ctx, db)
+			if err != nil || !ok {
+				return "", false, err
+			}
+			code, err := abilities.Code(secret, time.Now())
+			return code, err == nil, err
+		},
+	}, nil
+}
+
 // newCampusClient is the campus client of a host on db: sessions in the
-// database, real network.
-func newCampusClient(db *store.DB) *campus.Client {
-	return &campus.Client{Sessions: campus.NewSQLSessions(db)}
+// database, renewed once with the remembered password when they expire.
+func newCampusClient(db *store.DB) (*campus.Client, error) {
+	sg, err := newSigner(db)
+	if err != nil {
+		return nil, err
+	}
+	return &campus.Client{Sessions: sg.Sessions, Bases: sg.Bases, Renew: sg.Renew}, nil
 }
 
 // openStoreFlags opens the data directory of --data (or the default) without
@@ -63,11 +117,49 @@ func openStoreFlags(ctx context.Context, f *hostFlags) (*store.DB, error) {
 	return store.Open(ctx, dir)
 }
 
-// campusLoginCmd is `harness campus login SERVICE --cookie … | --token …`
-// (issue 4 "Campus client"): it stores the session the campus client signs
-// that service's requests with. Exit 0 when stored, 1 when the session is
-// refused (unknown service, no token for a token service, bad cookies), 2
-// on bad usage.
+// prompter reads answers from the person: lines from stdin, a password
+// without echo when stdin is a terminal (golang.org/x/term).
+type prompter struct {
+	in  io.Reader
+	out io.Writer
+	br  *bufio.Reader
+}
+
+func newPrompter(env *Env) *prompter {
+	return &prompter{in: env.Stdin, out: env.Stderr, br: bufio.NewReader(env.Stdin)}
+}
+
+func (p *prompter) line(q string) (string, error) {
+	fmt.Fprint(p.out, q)
+	s, err := p.br.ReadString('\n')
+	if err != nil && (err != io.EOF || s == "") {
+		return "", fmt.Errorf("no answer to %q", strings.TrimSpace(q))
+	}
+	return strings.TrimSpace(s), nil
+}
+
+func (p *prompter) secret(q string) (string, error) {
+	if f, ok := p.in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(p.out, q)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(p.out)
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	// Not a terminal (a pipe, a test): a line, never echoed by us.
+	return p.line(q)
+}
+
+// campusLoginCmd is `harness campus login` (issue 15 "Faces"). With
+// --cookie or --token it stores a pasted session (issue 4); otherwise it
+// signs in to IAAA and each SERVICE (every campus service when none is
+// named) with the user name and password it asks for, or with --qr a QR
+// code per service scanned in the 北京大学 app; it asks for Treehole's SMS
+// code when Treehole wants one. --remember keeps the password sealed so an
+// expired session is renewed without asking. Exit 0 when every service is
+// signed in, 1 when any is not, 2 on bad usage.
 func campusLoginCmd(env *Env) int {
 	const name = "harness campus login"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -76,25 +168,32 @@ func campusLoginCmd(env *Env) int {
 	hf.register(fs)
 	cookie := fs.String("cookie", "", "the service's cookies as a Cookie header: 'NAME=VALUE; NAME=VALUE'")
 	token := fs.String("token", "", "the service's bearer token (the JWT of treehole and card)")
-	expires := fs.String("expires", "", "when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
+	expires := fs.String("expires", "", "with --cookie/--token: when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
+	qr := fs.Bool("qr", false, "sign in by scanning a QR code with the 北京大学 app instead of typing the password")
+	remember := fs.Bool("remember", false, "remember the password (sealed, key outside the database) so expired sessions are renewed silently")
+	user := fs.String("user", "", "IAAA user name (student or staff number); asked when not given")
+	otpCode := fs.String("otp", "", "an authenticator code, when IAAA wants one and none is bound to the host")
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage
 	}
-	if len(args) != 1 || (*cookie == "" && *token == "") {
-		fmt.Fprintf(env.Stderr, "usage: %s SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--data DIR]\n", name)
+	if *cookie != "" || *token != "" {
+		return campusPasteLogin(env, &hf, args, *cookie, *token, *expires)
+	}
+	if *expires != "" {
+		fmt.Fprintf(env.Stderr, "%s: --expires goes with --cookie or --token; a sign-in records the service's own expiry\n", name)
 		return ExitUsage
 	}
-	now := time.Now()
-	var until time.Time
-	if *expires != "" {
-		if d, err := time.ParseDuration(*expires); err == nil && d > 0 {
-			until = now.Add(d)
-		} else if t, err := time.Parse(time.RFC3339, *expires); err == nil && t.After(now) {
-			until = t
-		} else {
-			fmt.Fprintf(env.Stderr, "%s: --expires %q: want a future RFC 3339 time or a positive duration such as 24h\n", name, *expires)
-			return ExitUsage
+	services := args
+	if len(services) == 0 {
+		for _, s := range campus.Services {
+			services = append(services, s.Name)
+		}
+	}
+	for _, s := range services {
+		if campus.Lookup(s) == nil {
+			fmt.Fprintf(env.Stderr, "harness campus login: unknown service %q (known: %s)\n", s, knownServices())
+			return ExitFail
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -105,8 +204,204 @@ func campusLoginCmd(env *Env) int {
 		return ExitFail
 	}
 	defer db.Close()
+	sg, err := newSigner(db)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	p := newPrompter(env)
+	opt := campus.SignInOptions{OTPCode: *otpCode, SMS: func(ctx context.Context, service, msg string) (string, error) {
+		return p.line(msg + "\nSMS code / 短信验证码: ")
+	}}
+	var results []campus.Result
+	if *qr {
+		for _, svc := range services {
+			results = append(results, qrSignIn(ctx, env, sg, svc, opt))
+		}
+	} else {
+		u := *user
+		if u == "" {
+			if stored, _, ok, _ := sg.Accounts.User(ctx, campus.AccountIAAA); ok {
+				u = stored
+			}
+		}
+		if u == "" {
+			if u, err = p.line("IAAA user name / 学号: "); err != nil || u == "" {
+				fmt.Fprintf(env.Stderr, "%s: a user name is needed\n", name)
+				return ExitUsage
+			}
+		}
+		pw, err := p.secret("IAAA password for " + u + " / 密码: ")
+		if err != nil || pw == "" {
+			fmt.Fprintf(env.Stderr, "%s: a password is needed\n", name)
+			return ExitUsage
+		}
+		for _, svc := range services {
+			var r campus.Result
+			if svc == "its" {
+				r = itsSignIn(ctx, sg, p, u, pw, *remember)
+			} else {
+				r = sg.SignIn(ctx, svc, u, pw, opt)
+				if code, ask := wantsOTP(ctx, sg, r.Err, opt.OTPCode); ask {
+					fmt.Fprintf(env.Stderr, "%s\n", code)
+					if c, err := p.line("authenticator code / 手机令牌验证码 (empty to skip): "); err == nil && c != "" {
+						opt.OTPCode = c
+						r = sg.SignIn(ctx, svc, u, pw, opt)
+					}
+				}
+			}
+			results = append(results, r)
+			var ie *campus.IAAAError
+			if errors.As(r.Err, &ie) && (ie.Code == "E01" || ie.Code == "E02") {
+				break // the same answer for every service
+			}
+		}
+		ok := false
+		for _, r := range results {
+			ok = ok || r.OK
+		}
+		if ok {
+			if err := sg.Accounts.Save(ctx, campus.AccountIAAA, u, pw, *remember, time.Now()); err != nil {
+				fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+				return ExitFail
+			}
+		}
+	}
+	code := ExitOK
+	for _, r := range results {
+		switch {
+		case !r.OK:
+			fmt.Fprintf(env.Stdout, "%-14s not signed in: %s\n", r.Service, r.Error)
+			code = ExitFail
+		case r.Pending == "sms":
+			fmt.Fprintf(env.Stdout, "%-14s signed in; Treehole's SMS check is pending (a plugin's verify step will ask for the code)\n", r.Service)
+		case !r.Expires.IsZero():
+			fmt.Fprintf(env.Stdout, "%-14s signed in until %s\n", r.Service, r.Expires.Local().Format(time.RFC3339))
+		default:
+			fmt.Fprintf(env.Stdout, "%-14s signed in\n", r.Service)
+		}
+	}
+	if !*qr && code == ExitOK {
+		if *remember {
+			fmt.Fprintln(env.Stdout, "password remembered (sealed); expired sessions are renewed without asking")
+		}
+	}
+	return code
+}
+
+// wantsOTP says whether IAAA's refusal err looks like a request for an
+// authenticator code that the person could type: no authenticator is
+// bound, none was typed, and IAAA's message names 令牌 or OTP (IAAA's code
+// for it is not known, pku-services.md §14 item 8). It returns IAAA's
+// message to show.
+func wantsOTP(ctx context.Context, sg *campus.Signer, err error, typed string) (string, bool) {
+	var ie *campus.IAAAError
+	if typed != "" || !errors.As(err, &ie) || ie.Code == "E01" || ie.Code == "E02" {
+		return "", false
+	}
+	if _, bound, _ := sg.OTP(ctx); bound {
+		return "", false
+	}
+	if !strings.Contains(ie.Msg, "令牌") && !strings.Contains(strings.ToUpper(ie.Msg), "OTP") {
+		return "", false
+	}
+	return ie.Message("zh-Hans") + " / " + ie.Message("en"), true
+}
+
+// itsSignIn signs in to ITS, which has its own campus-network account
+// (pku-services.md §9): a stored ITS account first, else the IAAA user
+// name and password (the same for most students); when ITS refuses those,
+// it asks for the ITS account once and keeps it (the password only with
+// remember).
+func itsSignIn(ctx context.Context, sg *campus.Signer, p *prompter, user, pw string, remember bool) campus.Result {
+	if u, stored, ok, _ := sg.Accounts.Password(ctx, campus.AccountITS); ok {
+		if r := sg.SignIn(ctx, "its", u, stored, campus.SignInOptions{}); r.OK {
+			return r
+		}
+	}
+	r := sg.SignIn(ctx, "its", user, pw, campus.SignInOptions{})
+	if r.OK || !strings.HasPrefix(r.Error, "its: ") {
+		return r
+	}
+	fmt.Fprintf(p.out, "ITS refused the IAAA account (%s); the campus-network account may differ.\n", strings.TrimPrefix(r.Error, "its: "))
+	u, err := p.line("ITS user name / 网关账号 (empty to skip): ")
+	if err != nil || u == "" {
+		return r
+	}
+	itsPw, err := p.secret("ITS password for " + u + " / 网关密码: ")
+	if err != nil || itsPw == "" {
+		return r
+	}
+	r = sg.SignIn(ctx, "its", u, itsPw, campus.SignInOptions{})
+	if r.OK {
+		if err := sg.Accounts.Save(ctx, campus.AccountITS, u, itsPw, remember, time.Now()); err != nil {
+			return campus.Result{Service: "its", Err: err, Error: err.Error()}
+		}
+	}
+	return r
+}
+
+// qrSignIn signs in to one service with a QR code shown in the terminal.
+func qrSignIn(ctx context.Context, env *Env, sg *campus.Signer, service string, opt campus.SignInOptions) campus.Result {
+	app, ok := sg.App(ctx, service)
+	if !ok {
+		err := fmt.Errorf("%s signs in with its own account, not IAAA: run harness campus login %s without --qr", service, service)
+		return campus.Result{Service: service, Err: err, Error: err.Error()}
+	}
+	iaaa := &campus.IAAA{Base: sg.Base("iaaa"), Transport: sg.Transport}
+	q, err := iaaa.StartQR(ctx, app)
+	if err != nil {
+		return campus.Result{Service: service, Err: err, Error: err.Error()}
+	}
+	fmt.Fprintf(env.Stderr, "Scan with the 北京大学 app to sign in to %s / 用北京大学 App 扫码登录：\n", service)
+	if err := printQR(env.Stderr, q.Image); err != nil {
+		fmt.Fprintf(env.Stderr, "(the QR image cannot be shown in the terminal: %v)\n", err)
+	}
+	tok, err := q.Poll(ctx, nil)
+	if err != nil {
+		return campus.Result{Service: service, Err: err, Error: err.Error()}
+	}
+	return sg.SignInWithToken(ctx, service, tok, opt)
+}
+
+func knownServices() string {
+	var n []string
+	for _, s := range campus.Services {
+		n = append(n, s.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// campusPasteLogin is `harness campus login SERVICE --cookie … | --token …`
+// (issue 4 "Campus client"): it stores a session pasted from a browser.
+func campusPasteLogin(env *Env, hf *hostFlags, args []string, cookie, token, expires string) int {
+	const name = "harness campus login"
+	if len(args) != 1 {
+		fmt.Fprintf(env.Stderr, "usage: %s SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--data DIR]\n", name)
+		return ExitUsage
+	}
+	now := time.Now()
+	var until time.Time
+	if expires != "" {
+		if d, err := time.ParseDuration(expires); err == nil && d > 0 {
+			until = now.Add(d)
+		} else if t, err := time.Parse(time.RFC3339, expires); err == nil && t.After(now) {
+			until = t
+		} else {
+			fmt.Fprintf(env.Stderr, "%s: --expires %q: want a future RFC 3339 time or a positive duration such as 24h\n", name, expires)
+			return ExitUsage
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	db, err := openStoreFlags(ctx, hf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	defer db.Close()
 	ss := campus.NewSQLSessions(db)
-	s, err := campus.Login(ctx, ss, args[0], *cookie, *token, now)
+	s, err := campus.Login(ctx, ss, args[0], cookie, token, now)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "harness %v\n", err)
 		return ExitFail
@@ -139,7 +434,9 @@ func sessionSummary(s *campus.Session) string {
 	return strings.Join(parts, "; ")
 }
 
-// campusLogoutCmd is `harness campus logout SERVICE`.
+// campusLogoutCmd is `harness campus logout [SERVICE]`: one service's
+// session, or with no SERVICE every session and the stored accounts
+// (remembered passwords included) and any pending binding.
 func campusLogoutCmd(env *Env) int {
 	const name = "harness campus logout"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -150,8 +447,8 @@ func campusLogoutCmd(env *Env) int {
 	if err != nil {
 		return ExitUsage
 	}
-	if len(args) != 1 {
-		fmt.Fprintf(env.Stderr, "usage: %s SERVICE [--data DIR]\n", name)
+	if len(args) > 1 {
+		fmt.Fprintf(env.Stderr, "usage: %s [SERVICE] [--data DIR]\n", name)
 		return ExitUsage
 	}
 	ctx := context.Background()
@@ -161,11 +458,130 @@ func campusLogoutCmd(env *Env) int {
 		return ExitFail
 	}
 	defer db.Close()
-	if err := campus.Logout(ctx, campus.NewSQLSessions(db), args[0]); err != nil {
-		fmt.Fprintf(env.Stderr, "harness %v\n", err)
+	if len(args) == 1 {
+		if err := campus.Logout(ctx, campus.NewSQLSessions(db), args[0]); err != nil {
+			fmt.Fprintf(env.Stderr, "harness %v\n", err)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stdout, "signed out of %s\n", args[0])
+		return ExitOK
+	}
+	if err := logoutAll(ctx, db); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "signed out of %s\n", args[0])
+	fmt.Fprintln(env.Stdout, "signed out of every campus service; the remembered password is forgotten")
+	return ExitOK
+}
+
+func logoutAll(ctx context.Context, db *store.DB) error {
+	ss := campus.NewSQLSessions(db)
+	for _, s := range campus.Services {
+		if err := ss.Delete(ctx, s.Name); err != nil {
+			return err
+		}
+	}
+	acc := campus.NewAccounts(db)
+	for _, a := range []string{campus.AccountIAAA, campus.AccountITS} { // both accounts
+		if err := acc.Forget(ctx, a); err != nil {
+			return err
+		}
+	}
+	return acc.ClearPending(ctx)
+}
+
+// campusBindCmd is `harness campus bind-authenticator` (pku-services.md
+// §2.4): it signs in to IAAA's binding flow, has IAAA text a code, and
+// with that code (asked now, or given later with --code) binds a new
+// authenticator and stores its secret sealed, as `harness otp set` would.
+func campusBindCmd(env *Env) int {
+	const name = "harness campus bind-authenticator"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var hf hostFlags
+	hf.register(fs)
+	user := fs.String("user", "", "IAAA user name; asked when not given")
+	code := fs.String("code", "", "the SMS code of a binding started earlier")
+	args, err := parseInterleaved(fs, env.Args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(args) != 0 {
+		fmt.Fprintf(env.Stderr, "usage: %s [--user NAME] [--code SMS-CODE] [--data DIR]\n", name)
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	db, err := openStoreFlags(ctx, &hf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	defer db.Close()
+	sg, err := newSigner(db)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	iaaa := &campus.IAAA{Base: sg.Base("iaaa")}
+	p := newPrompter(env)
+	sms := *code
+	if sms == "" {
+		u := *user
+		if u == "" {
+			if stored, _, ok, _ := sg.Accounts.User(ctx, campus.AccountIAAA); ok {
+				u = stored
+			} else if u, err = p.line("IAAA user name / 学号: "); err != nil || u == "" {
+				fmt.Fprintf(env.Stderr, "%s: a user name is needed\n", name)
+				return ExitUsage
+			}
+		}
+		pw, err := p.secret("IAAA password for " + u + " / 密码: ")
+		if err != nil || pw == "" {
+			fmt.Fprintf(env.Stderr, "%s: a password is needed\n", name)
+			return ExitUsage
+		}
+		st, err := iaaa.BindStart(ctx, u, pw, time.Now())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
+		if err := sg.Accounts.SavePending(ctx, st); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stdout, "IAAA texted a code to %s\n", st.MobileMask)
+		sms, err = p.line("SMS code / 短信验证码 (empty to give it later): ")
+		if err != nil || sms == "" {
+			fmt.Fprintf(env.Stdout, "when the SMS arrives, run: harness campus bind-authenticator --code CODE\n")
+			return ExitOK
+		}
+	}
+	st, ok, err := sg.Accounts.PendingBind(ctx)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	if ok && time.Since(st.At) > campus.BindTTL {
+		sg.Accounts.ClearPending(ctx)
+		fmt.Fprintf(env.Stderr, "%s: the binding started at %s has expired (after %v): run %s without --code again\n", name, st.At.Local().Format(time.RFC3339), campus.BindTTL, name)
+		return ExitFail
+	}
+	if !ok {
+		fmt.Fprintf(env.Stderr, "%s: no binding is waiting for a code: run %s without --code first\n", name, name)
+		return ExitFail
+	}
+	secret, err := iaaa.BindFinish(ctx, st, sms, func(s string) (string, error) { return abilities.Code(s, time.Now()) })
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	if err := abilities.SetOTPSecret(ctx, db, secret, time.Now()); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	sg.Accounts.ClearPending(ctx)
+	fmt.Fprintln(env.Stdout, "authenticator bound; the host now signs in with its codes (harness otp code shows the current one)")
 	return ExitOK
 }
 
@@ -197,8 +613,11 @@ func campusStatusCmd(env *Env) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
+	now := time.Now()
 	for _, r := range rows {
-		if r.SignedIn && r.Expires != nil {
+		if r.SignedIn && r.Expires != nil && !now.Before(*r.Expires) {
+			fmt.Fprintf(env.Stdout, "%-14s session expired at %s (%s)\n", r.Service, r.Expires.Format(time.RFC3339), r.Holds)
+		} else if r.SignedIn && r.Expires != nil {
 			fmt.Fprintf(env.Stdout, "%-14s signed in (%s) until %s\n", r.Service, r.Holds, r.Expires.Format(time.RFC3339))
 		} else if r.SignedIn {
 			fmt.Fprintf(env.Stdout, "%-14s signed in (%s)\n", r.Service, r.Holds)
@@ -206,7 +625,30 @@ func campusStatusCmd(env *Env) int {
 			fmt.Fprintf(env.Stdout, "%-14s not signed in\n", r.Service)
 		}
 	}
+	if a, err := campusAccount(ctx, db); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	} else if a != nil && a.Remembered {
+		fmt.Fprintf(env.Stdout, "IAAA account %s: password remembered (expired sessions are renewed without asking)\n", a.Username)
+	} else if a != nil {
+		fmt.Fprintf(env.Stdout, "IAAA account %s: password not remembered\n", a.Username)
+	}
 	return ExitOK
+}
+
+// accountRow is the IAAA account in `campus status` and GET /v1/campus:
+// the user name and whether the password is remembered, never the password.
+type accountRow struct {
+	Username   string `json:"username"`
+	Remembered bool   `json:"remembered"`
+}
+
+func campusAccount(ctx context.Context, db *store.DB) (*accountRow, error) {
+	u, remembered, ok, err := campus.NewAccounts(db).User(ctx, campus.AccountIAAA)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &accountRow{Username: u, Remembered: remembered}, nil
 }
 
 // campusRow is one service in `campus status` and GET /v1/campus.
@@ -250,12 +692,17 @@ func campusStatus(ctx context.Context, db *store.DB) ([]campusRow, error) {
 // abilities"): GET /v1/campus, PUT and DELETE /v1/campus/{service}.
 func campusRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 	db := h.Store()
+	campusSignInRoutes(h, srv)
 	srv.HandleFunc("GET /v1/campus", func(w http.ResponseWriter, r *http.Request) error {
 		rows, err := campusStatus(r.Context(), db)
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"services": rows})
+		acct, err := campusAccount(r.Context(), db)
+		if err != nil {
+			return err
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"services": rows, "account": acct})
 	})
 	srv.HandleFunc("PUT /v1/campus/{service}", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
@@ -282,4 +729,315 @@ func campusRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		return writeAPIJSON(w, http.StatusOK, map[string]any{"service": r.PathValue("service"), "signedIn": false})
 	})
 	return nil
+}
+
+// signInAnswer is one service's outcome on the API: no token, cookie or
+// password, only whether it worked, until when, a pending check, and the
+// error in both languages.
+type signInAnswer struct {
+	Service string     `json:"service"`
+	OK      bool       `json:"ok"`
+	Expires *time.Time `json:"expires,omitempty"`
+	Pending string     `json:"pending,omitempty"`
+	Code    string     `json:"code,omitempty"`
+	Error   string     `json:"error,omitempty"`
+	ErrorZh string     `json:"errorZh,omitempty"`
+}
+
+func answer(r campus.Result) signInAnswer {
+	a := signInAnswer{Service: r.Service, OK: r.OK, Pending: r.Pending}
+	if !r.Expires.IsZero() {
+		e := r.Expires
+		a.Expires = &e
+	}
+	if r.Err != nil {
+		a.Error, a.ErrorZh = r.Err.Error(), r.Err.Error()
+		var ie *campus.IAAAError
+		if errors.As(r.Err, &ie) {
+			a.Code, a.Error, a.ErrorZh = ie.Code, ie.Message("en"), ie.Message("zh-Hans")
+		}
+	}
+	return a
+}
+
+// qrLogins are the QR sign-ins under way on the API, by id; each lives
+// QRPolls × QRInterval at most.
+type qrLogins struct {
+	mu sync.Mutex
+	m  map[string]*qrEntry
+}
+
+type qrEntry struct {
+	service string
+	q       *campus.QRLogin
+	started time.Time
+	polls   int
+}
+
+// campusSignInRoutes are the sign-in routes of docs/HOST-API.md ("Campus
+// sign-in"), all POST with JSON bodies: login, qr, qr/poll, logout, bind,
+// bind/finish. No answer carries a password, token or cookie.
+func campusSignInRoutes(h *host.Host, srv *api.Server) {
+	db := h.Store()
+	qrs := &qrLogins{m: map[string]*qrEntry{}}
+	// One Signer for the server's life: a QR sign-in's device id (Treehole) made by POST
+	// /v1/campus/qr is the one its poll signs in with.
+	var (
+		sgOnce sync.Once
+		sg     *campus.Signer
+		sgErr  error
+	)
+	signer := func() (*campus.Signer, error) {
+		sgOnce.Do(func() { sg, sgErr = newSigner(db) })
+		return sg, sgErr
+	}
+	unknown := func(names []string) error {
+		for _, n := range names {
+			if campus.Lookup(n) == nil {
+				return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: fmt.Sprintf("unknown campus service %q (known: %s)", n, knownServices())}
+			}
+		}
+		return nil
+	}
+	srv.HandleFunc("POST /v1/campus/login", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Services []string `json:"services"`
+			Username string   `json:"username"`
+			Password string   `json:"password"`
+			Remember bool     `json:"remember"`
+			OTPCode  string   `json:"otpCode"`
+			// ITS is ITS's own campus-network account when it differs.
+			ITS *struct {
+				Username string `json:"username"`
+				Password string `json:"password"`
+			} `json:"its"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if body.Username == "" || body.Password == "" {
+			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "username and password are required"}
+		}
+		if err := unknown(body.Services); err != nil {
+			return err
+		}
+		if len(body.Services) == 0 {
+			for _, s := range campus.Services {
+				body.Services = append(body.Services, s.Name)
+			}
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		var out []signInAnswer
+		anyOK := false
+		for _, svc := range body.Services {
+			var res campus.Result
+			if svc == "its" && body.ITS != nil && body.ITS.Username != "" && body.ITS.Password != "" {
+				res = sg.SignIn(r.Context(), svc, body.ITS.Username, body.ITS.Password, campus.SignInOptions{})
+				if res.OK {
+					if err := sg.Accounts.Save(r.Context(), campus.AccountITS, body.ITS.Username, body.ITS.Password, body.Remember, h.Now()); err != nil {
+						return err
+					}
+				}
+			} else {
+				res = sg.SignIn(r.Context(), svc, body.Username, body.Password, campus.SignInOptions{OTPCode: body.OTPCode})
+			}
+			out = append(out, answer(res))
+			anyOK = anyOK || res.OK
+		}
+		if anyOK {
+			if err := sg.Accounts.Save(r.Context(), campus.AccountIAAA, body.Username, body.Password, body.Remember, h.Now()); err != nil {
+				return err
+			}
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"results": out, "remembered": anyOK && body.Remember})
+	})
+	srv.HandleFunc("POST /v1/campus/qr", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Service string `json:"service"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if err := unknown([]string{body.Service}); err != nil {
+			return err
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		app, ok := sg.App(r.Context(), body.Service)
+		if !ok {
+			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: body.Service + " signs in with its own account, not IAAA: use POST /v1/campus/login"}
+		}
+		q, err := (&campus.IAAA{Base: sg.Base("iaaa")}).StartQR(r.Context(), app)
+		if err != nil {
+			return &api.Error{Status: http.StatusBadGateway, Code: "upstream", Message: err.Error()}
+		}
+		id := newID()
+		qrs.mu.Lock()
+		for k, e := range qrs.m { // drop the stale ones
+			if time.Since(e.started) > campus.QRPolls*(campus.QRInterval+campus.QRJitter) {
+				delete(qrs.m, k)
+			}
+		}
+		qrs.m[id] = &qrEntry{service: body.Service, q: q, started: time.Now()}
+		qrs.mu.Unlock()
+		ct := q.ContentType
+		if ct == "" {
+			ct = "image/png"
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"id": id, "service": body.Service,
+			"image":       "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(q.Image),
+			"pollEveryMs": campus.QRInterval.Milliseconds(), "maxPolls": campus.QRPolls})
+	})
+	srv.HandleFunc("POST /v1/campus/qr/poll", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			ID string `json:"id"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		qrs.mu.Lock()
+		e := qrs.m[body.ID]
+		if e != nil {
+			e.polls++
+		}
+		qrs.mu.Unlock()
+		if e == nil {
+			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no QR sign-in with that id (it ended or expired): start again with POST /v1/campus/qr"}
+		}
+		tok, done, err := e.q.PollOnce(r.Context())
+		if err == nil && !done && e.polls >= campus.QRPolls {
+			err = &campus.IAAAError{Code: "E99"}
+		}
+		if err != nil {
+			qrs.mu.Lock()
+			delete(qrs.m, body.ID)
+			qrs.mu.Unlock()
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "failed", "result": answer(campus.Result{Service: e.service, Err: err})})
+		}
+		if !done {
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "waiting"})
+		}
+		qrs.mu.Lock()
+		delete(qrs.m, body.ID)
+		qrs.mu.Unlock()
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		res := sg.SignInWithToken(r.Context(), e.service, tok, campus.SignInOptions{})
+		status := "signed_in"
+		if !res.OK {
+			status = "failed"
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status, "result": answer(res)})
+	})
+	srv.HandleFunc("POST /v1/campus/treehole/sms", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Code string `json:"code"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		c, err := newCampusClient(db)
+		if err != nil {
+			return err
+		}
+		msg, err := campus.TreeholeSMS(r.Context(), c, body.Code)
+		var ne *campus.NotSignedInError
+		if errors.As(err, &ne) {
+			return &api.Error{Status: http.StatusConflict, Code: "not_signed_in", Message: err.Error()}
+		}
+		if err != nil {
+			return &api.Error{Status: http.StatusBadRequest, Code: "refused", Message: err.Error()}
+		}
+		if body.Code == "" {
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"sent": true, "message": msg})
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"verified": true, "message": msg})
+	})
+	srv.HandleFunc("POST /v1/campus/logout", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Service string `json:"service"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if body.Service == "" {
+			if err := logoutAll(r.Context(), db); err != nil {
+				return err
+			}
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"signedOut": "all"})
+		}
+		if err := campus.Logout(r.Context(), campus.NewSQLSessions(db), body.Service); err != nil {
+			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"signedOut": body.Service})
+	})
+	srv.HandleFunc("POST /v1/campus/bind", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Username string `json:"username"`
+			Password string `json:"password"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		if body.Username == "" || body.Password == "" {
+			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "username and password are required"}
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		st, err := (&campus.IAAA{Base: sg.Base("iaaa")}).BindStart(r.Context(), body.Username, body.Password, h.Now())
+		if err != nil {
+			return &api.Error{Status: http.StatusBadRequest, Code: "refused", Message: err.Error()}
+		}
+		if err := sg.Accounts.SavePending(r.Context(), st); err != nil {
+			return err
+		}
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"smsSentTo": st.MobileMask, "next": "POST /v1/campus/bind/finish"})
+	})
+	srv.HandleFunc("POST /v1/campus/bind/finish", func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Code string `json:"code"`
+		}
+		if err := readAPIJSON(r, &body); err != nil {
+			return err
+		}
+		sg, err := signer()
+		if err != nil {
+			return err
+		}
+		st, ok, err := sg.Accounts.PendingBind(r.Context())
+		if err != nil {
+			return err
+		}
+		if ok && h.Now().Sub(st.At) > campus.BindTTL {
+			sg.Accounts.ClearPending(r.Context())
+			ok = false
+		}
+		if !ok {
+			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no binding is waiting for a code: start with POST /v1/campus/bind"}
+		}
+		secret, err := (&campus.IAAA{Base: sg.Base("iaaa")}).BindFinish(r.Context(), st, strings.TrimSpace(body.Code), func(s string) (string, error) { return abilities.Code(s, time.Now()) })
+		if err != nil {
+			return &api.Error{Status: http.StatusBadRequest, Code: "refused", Message: err.Error()}
+		}
+		if err := abilities.SetOTPSecret(r.Context(), db, secret, h.Now()); err != nil {
+			return err
+		}
+		sg.Accounts.ClearPending(r.Context())
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"bound": true})
+	})
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

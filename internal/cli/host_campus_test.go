@@ -83,7 +83,7 @@ func TestAbilityRoutes(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.HasPrefix(string(b), `{"services":[{"service":"card","title":"校园卡 Campus Card","base":"https://bdcard.pku.edu.cn","signedIn":false}`) ||
+	if !strings.HasPrefix(string(b), `{"account":null,"services":[{"service":"card","title":"校园卡 Campus Card","base":"https://bdcard.pku.edu.cn","signedIn":false}`) ||
 		strings.Count(string(b), `"service":`) != 10 || strings.Contains(string(b), "jwt") {
 		t.Errorf("GET /v1/campus: %s", b)
 	}

@@ -51,7 +51,11 @@ func init() {
 		Run:     otpClearCmd,
 	})
 	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
-		set := abilities.New(db, abilities.WithCampus(newCampusClient(db)))
+		cc, err := newCampusClient(db)
+		if err != nil {
+			return nil, err
+		}
+		set := abilities.New(db, abilities.WithCampus(cc))
 		abilitySets.Store(db, set)
 		return []host.Option{host.WithAbilities(set)}, nil
 	})
