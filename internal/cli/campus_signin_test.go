@@ -149,7 +149,7 @@ func TestCampusSignInAPINoSecrets(t *testing.T) {
 	}
 	// Now IAAA wants the authenticator; the host supplies it on the silent renewal.
 	st.Expire("card")
-	m = post("/v1/tools/wallet.balance/call", `{}`, 200)
+	m = post("/v1/tools/wallet.balance/call", `{"actor":"user"}`, 200)
 	if !strings.Contains(answers.String(), `"balance":123.45`) {
 		t.Fatalf("wallet.balance after expiry: %v", m)
 	}
