@@ -30,6 +30,11 @@ func init() {
 		Usage:   "[--url URL] [--pairs N] [--rate FRAMES/S] [--duration D] [--store D] [--json]",
 		Summary: "load-test a Cloud server on loopback: relay throughput and latency, memory per connection, store ops/s",
 		Run:     runCloudBench,
+		Flags: func(fs *flag.FlagSet) {
+			var o benchOptions
+			var asJSON bool
+			benchFlags(fs, &o, &asJSON)
+		},
 	})
 }
 
@@ -77,11 +82,9 @@ type benchReport struct {
 	StoreGetsPerSec float64 `json:"storeGetsPerSec"`
 }
 
-func runCloudBench(env *Env) int {
-	fs := flag.NewFlagSet("cloud bench", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	var o benchOptions
-	var asJSON bool
+// benchFlags defines the flags of `harness cloud bench` on fs, into o and asJSON; it returns
+// the --cpuprofile file.
+func benchFlags(fs *flag.FlagSet, o *benchOptions, asJSON *bool) *string {
 	fs.StringVar(&o.URL, "url", "", "server base URL (default: start one in-process on 127.0.0.1 with a temporary SQLite database)")
 	fs.IntVar(&o.Pairs, "pairs", 100, fmt.Sprintf("owner/viewer pairs, 1–%d (two WebSockets each)", benchMaxPairs))
 	fs.Float64Var(&o.Rate, "rate", 1000, "frames per second in total, owners to viewers; 0 sends as fast as the relay delivers (closed loop, --inflight frames in flight per pair)")
@@ -92,8 +95,16 @@ func runCloudBench(env *Env) int {
 	fs.IntVar(&o.StoreWorkers, "store-workers", 8, "concurrent store clients")
 	fs.IntVar(&o.Setup, "setup", 32, "concurrent channel opens and joins during setup")
 	fs.IntVar(&o.ServerPID, "server-pid", 0, "with --url: the server's process id, to report its resident memory per connection (Linux /proc)")
-	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the relay phase to this file (go tool pprof)")
+	fs.BoolVar(asJSON, "json", false, "print the report as JSON")
+	return fs.String("cpuprofile", "", "write a CPU profile of the relay phase to this file (go tool pprof)")
+}
+
+func runCloudBench(env *Env) int {
+	fs := flag.NewFlagSet("cloud bench", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var o benchOptions
+	var asJSON bool
+	cpuProfile := benchFlags(fs, &o, &asJSON)
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}

@@ -29,7 +29,47 @@ func init() {
 			defer stop()
 			return CloudServe(ctx, env)
 		},
+		Flags: func(fs *flag.FlagSet) { cloudServeFlags(fs) },
 	})
+}
+
+// cloudServeOpts are the flags of `harness cloud serve`.
+type cloudServeOpts struct {
+	addr       *string
+	db         *string
+	origin     *string
+	difficulty *int
+	operator   *string
+	contact    *string
+	privacy    *string
+	regs       *int
+	joins      *int64
+	requests   *int
+	frames     *int64
+	xff        *bool
+	wsOrigins  *string
+	quiet      *bool
+}
+
+// cloudServeFlags defines the flags of `harness cloud serve` on fs and returns them.
+func cloudServeFlags(fs *flag.FlagSet) *cloudServeOpts {
+	def := server.DefaultConfig(nil)
+	o := &cloudServeOpts{}
+	o.addr = fs.String("addr", "127.0.0.1:8787", "address to listen on")
+	o.db = fs.String("db", "", "SQLite database file (default $XDG_DATA_HOME/harness/cloud.db)")
+	o.origin = fs.String("origin", "", "public origin clients sign as aud, e.g. https://cloud.example.org (default: http://ADDR for a specific address, else each request's Host)")
+	o.difficulty = fs.Int("difficulty", def.PowDifficulty, "proof-of-work difficulty in bits (0–28)")
+	o.operator = fs.String("operator", def.Operator.Name, "operator name shown in GET /v1/meta")
+	o.contact = fs.String("contact", "", "operator contact shown in GET /v1/meta")
+	o.privacy = fs.String("privacy-url", "", "privacy policy URL shown in GET /v1/meta")
+	o.regs = fs.Int("registrations-per-hour", def.Registrations.Quota, "device registrations per client IP per hour")
+	o.joins = fs.Int64("joins-per-min", def.Limits.JoinsPerIPPerMin, "channel joins (and channel info reads) per client IP per minute")
+	o.requests = fs.Int("requests-per-min", 600, "requests with a plugin token per device per minute")
+	o.frames = fs.Int64("frames-per-min", def.Limits.Channels.FramesPerMin, "frames per minute per party (the owner gets this × maxPeers)")
+	o.xff = fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
+	o.wsOrigins = fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
+	o.quiet = fs.Bool("quiet", false, "log warnings and errors only")
+	return o
 }
 
 // CloudServe runs `harness cloud serve` until ctx ends (the command passes a context that
@@ -39,21 +79,8 @@ func init() {
 func CloudServe(ctx context.Context, env *Env) int {
 	fs := flag.NewFlagSet("harness cloud serve", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	def := server.DefaultConfig(nil)
-	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
-	db := fs.String("db", "", "SQLite database file (default $XDG_DATA_HOME/harness/cloud.db)")
-	origin := fs.String("origin", "", "public origin clients sign as aud, e.g. https://cloud.example.org (default: http://ADDR for a specific address, else each request's Host)")
-	difficulty := fs.Int("difficulty", def.PowDifficulty, "proof-of-work difficulty in bits (0–28)")
-	operator := fs.String("operator", def.Operator.Name, "operator name shown in GET /v1/meta")
-	contact := fs.String("contact", "", "operator contact shown in GET /v1/meta")
-	privacy := fs.String("privacy-url", "", "privacy policy URL shown in GET /v1/meta")
-	regs := fs.Int("registrations-per-hour", def.Registrations.Quota, "device registrations per client IP per hour")
-	joins := fs.Int64("joins-per-min", def.Limits.JoinsPerIPPerMin, "channel joins (and channel info reads) per client IP per minute")
-	requests := fs.Int("requests-per-min", 600, "requests with a plugin token per device per minute")
-	frames := fs.Int64("frames-per-min", def.Limits.Channels.FramesPerMin, "frames per minute per party (the owner gets this × maxPeers)")
-	xff := fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
-	wsOrigins := fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
-	quiet := fs.Bool("quiet", false, "log warnings and errors only")
+	o := cloudServeFlags(fs)
+	addr, db, origin, difficulty, operator, contact, privacy, regs, joins, requests, frames, xff, wsOrigins, quiet := o.addr, o.db, o.origin, o.difficulty, o.operator, o.contact, o.privacy, o.regs, o.joins, o.requests, o.frames, o.xff, o.wsOrigins, o.quiet
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}

@@ -24,18 +24,21 @@ func init() {
 		Usage:   "SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--expires TIME|DURATION] [--data DIR]",
 		Summary: "store the signed-in session of a campus service (card, its, treehole, …), pasted from a browser",
 		Run:     campusLoginCmd,
+		Flags:   func(fs *flag.FlagSet) { new(campusLoginOpts).register(fs) },
 	})
 	Register(&Command{
 		Path:    "campus logout",
 		Usage:   "SERVICE [--data DIR]",
 		Summary: "forget the session of a campus service",
 		Run:     campusLogoutCmd,
+		Flags:   hostFlagsOnly,
 	})
 	Register(&Command{
 		Path:    "campus status",
 		Usage:   "[--data DIR]",
 		Summary: "list the campus services and whether the host is signed in to each",
 		Run:     campusStatusCmd,
+		Flags:   hostFlagsOnly,
 	})
 	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
 		return []host.Option{host.WithCampus(newCampusClient(db))}, nil
@@ -63,6 +66,19 @@ func openStoreFlags(ctx context.Context, f *hostFlags) (*store.DB, error) {
 	return store.Open(ctx, dir)
 }
 
+// campusLoginOpts are the flags of `harness campus login`.
+type campusLoginOpts struct {
+	hf                     hostFlags
+	cookie, token, expires string
+}
+
+func (o *campusLoginOpts) register(fs *flag.FlagSet) {
+	o.hf.register(fs)
+	fs.StringVar(&o.cookie, "cookie", "", "the service's cookies as a Cookie header: 'NAME=VALUE; NAME=VALUE'")
+	fs.StringVar(&o.token, "token", "", "the service's bearer token (the JWT of treehole and card)")
+	fs.StringVar(&o.expires, "expires", "", "when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
+}
+
 // campusLoginCmd is `harness campus login SERVICE --cookie … | --token …`
 // (issue 4 "Campus client"): it stores the session the campus client signs
 // that service's requests with. Exit 0 when stored, 1 when the session is
@@ -72,11 +88,9 @@ func campusLoginCmd(env *Env) int {
 	const name = "harness campus login"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	var hf hostFlags
-	hf.register(fs)
-	cookie := fs.String("cookie", "", "the service's cookies as a Cookie header: 'NAME=VALUE; NAME=VALUE'")
-	token := fs.String("token", "", "the service's bearer token (the JWT of treehole and card)")
-	expires := fs.String("expires", "", "when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
+	var o campusLoginOpts
+	o.register(fs)
+	hf, cookie, token, expires := &o.hf, &o.cookie, &o.token, &o.expires
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage
@@ -99,7 +113,7 @@ func campusLoginCmd(env *Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	db, err := openStoreFlags(ctx, &hf)
+	db, err := openStoreFlags(ctx, hf)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail

@@ -50,6 +50,9 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ca, "ca", "", "PEM file of a CA to trust for install links; also lets https links reach loopback and private addresses (plain http to localhost needs no flag)")
 }
 
+// hostFlagsOnly is the Command.Flags of a host command with no flags of its own.
+func hostFlagsOnly(fs *flag.FlagSet) { new(hostFlags).register(fs) }
+
 // parseInterleaved parses flags that may come before or after positional
 // arguments ("install DIR --yes"), and returns the positional ones. "--"
 // ends the flags.

@@ -31,7 +31,8 @@ func init() {
 		{"plugins autoupdate", "ID on|off", "switch automatic updates of one plugin on or off"},
 		{"plugins mode", "ID EFFECT auto|ask|deny", "set the permission mode of one effect of a plugin"},
 	} {
-		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: pluginsCommand(c.path, c.usage)})
+		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: pluginsCommand(c.path, c.usage),
+			Flags: func(fs *flag.FlagSet) { new(pluginsOpts).register(fs) }})
 	}
 }
 
@@ -43,11 +44,9 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 		name := "harness " + path
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(env.Stderr)
-		var hf hostFlags
-		hf.register(fs)
-		lang := fs.String("lang", host.LangZh, "language of the review sheet: zh-Hans or en")
-		asJSON := fs.Bool("json", false, "print JSON")
-		yes := fs.Bool("yes", false, "install without asking")
+		var o pluginsOpts
+		o.register(fs)
+		hf, lang, asJSON, yes := &o.hf, &o.lang, &o.json, &o.yes
 		args, err := parseInterleaved(fs, env.Args)
 		if err != nil {
 			return ExitUsage
@@ -65,7 +64,7 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
-		h, db, err := openHost(ctx, &hf)
+		h, db, err := openHost(ctx, hf)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitFail
@@ -84,6 +83,20 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 		}
 		return ExitOK
 	}
+}
+
+// pluginsOpts are the flags of the `harness plugins …` commands.
+type pluginsOpts struct {
+	hf        hostFlags
+	lang      string
+	json, yes bool
+}
+
+func (o *pluginsOpts) register(fs *flag.FlagSet) {
+	o.hf.register(fs)
+	fs.StringVar(&o.lang, "lang", host.LangZh, "language of the review sheet: zh-Hans or en")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.yes, "yes", false, "install without asking")
 }
 
 type usageError struct{ error }

@@ -24,7 +24,8 @@ func init() {
 		{"plugins mode-remote", "ID EFFECT auto|ask|deny", "set the permission mode of one effect of a remote plugin"},
 		{"plugins remove-remote", "ID", "uninstall a remote plugin and forget its token"},
 	} {
-		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: remoteCommand(c.path, c.usage)})
+		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: remoteCommand(c.path, c.usage),
+			Flags: func(fs *flag.FlagSet) { new(remoteOpts).register(fs) }})
 	}
 }
 
@@ -37,11 +38,9 @@ func remoteCommand(path, usage string) func(env *Env) int {
 		name := "harness " + path
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(env.Stderr)
-		var hf hostFlags
-		hf.register(fs)
-		token := fs.String("token", "", "bearer token the server wants (kept by the host, never shown to the model)")
-		yes := fs.Bool("yes", false, "install without asking")
-		asJSON := fs.Bool("json", false, "print JSON")
+		var o remoteOpts
+		o.register(fs)
+		hf, token, yes, asJSON := &o.hf, &o.token, &o.yes, &o.json
 		args, err := parseInterleaved(fs, env.Args)
 		if err != nil {
 			return ExitUsage
@@ -54,7 +53,7 @@ func remoteCommand(path, usage string) func(env *Env) int {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
-		h, db, err := openHost(ctx, &hf)
+		h, db, err := openHost(ctx, hf)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitFail
@@ -76,6 +75,20 @@ func remoteCommand(path, usage string) func(env *Env) int {
 		}
 		return ExitOK
 	}
+}
+
+// remoteOpts are the flags of the `harness plugins …-remote` commands.
+type remoteOpts struct {
+	hf        hostFlags
+	token     string
+	yes, json bool
+}
+
+func (o *remoteOpts) register(fs *flag.FlagSet) {
+	o.hf.register(fs)
+	fs.StringVar(&o.token, "token", "", "bearer token the server wants (kept by the host, never shown to the model)")
+	fs.BoolVar(&o.yes, "yes", false, "install without asking")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
 }
 
 var errDeclined = errors.New("declined")

@@ -20,7 +20,16 @@ func init() {
 		Usage:   "[--data DIR] [--json] ID.TOOL [JSON]",
 		Summary: "run a tool of an installed plugin as the user and print its result as JSON",
 		Run:     toolRun,
+		Flags: func(fs *flag.FlagSet) {
+			new(hostFlags).register(fs)
+			toolRunFlags(fs)
+		},
 	})
+}
+
+// toolRunFlags defines the flags of `harness tool run` besides the host's.
+func toolRunFlags(fs *flag.FlagSet) *bool {
+	return fs.Bool("json", false, `print {"ok":true,"result":…} or {"ok":false,"error":{…}}`)
 }
 
 // toolRun is `harness tool run ID.TOOL [JSON]` (issue 4): it runs the tool
@@ -34,7 +43,7 @@ func toolRun(env *Env) int {
 	fs.SetOutput(env.Stderr)
 	var hf hostFlags
 	hf.register(fs)
-	asJSON := fs.Bool("json", false, `print {"ok":true,"result":…} or {"ok":false,"error":{…}}`)
+	asJSON := toolRunFlags(fs)
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -28,6 +29,10 @@ func init() {
 		Usage:   "[--json] [--record FILE] DIR TOOL [JSON]",
 		Summary: "run a tool live against public hosts and print its result as JSON",
 		Run:     pluginRun,
+		Flags: func(fs *flag.FlagSet) {
+			fs.Bool("json", false, `print {"ok":true,"result":…} or {"ok":false,"error":{…}}`)
+			fs.String("record", "", "also save the run (the replies received and the result) as a recorded test appended to this file")
+		},
 	})
 }
 

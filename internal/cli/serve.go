@@ -32,7 +32,25 @@ func init() {
 			defer stop()
 			return Serve(ctx, env, nil)
 		},
+		Flags: func(fs *flag.FlagSet) { serveFlags(fs) },
 	})
+}
+
+// serveOpts are the flags of `harness serve`.
+type serveOpts struct {
+	hf          hostFlags
+	addr, token *string
+	noUpdate    *bool
+}
+
+// serveFlags defines the flags of `harness serve` on fs and returns them.
+func serveFlags(fs *flag.FlagSet) *serveOpts {
+	o := &serveOpts{}
+	o.hf.register(fs)
+	o.addr = fs.String("addr", DefaultServeAddr, "address to listen on (loopback only unless --token is set)")
+	o.token = fs.String("token", "", "require \"Authorization: Bearer TOKEN\" on /mcp and /v1 (default $"+MCPTokenEnv+"); needed to listen beyond loopback")
+	o.noUpdate = fs.Bool("no-update", false, "do not check plugins for updates (otherwise at start and then hourly, each plugin at most once a day)")
+	return o
 }
 
 // Serve runs `harness serve` until ctx ends: it opens the data directory,
@@ -52,11 +70,8 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 	const name = "harness serve"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	var hf hostFlags
-	hf.register(fs)
-	addr := fs.String("addr", DefaultServeAddr, "address to listen on (loopback only unless --token is set)")
-	token := fs.String("token", "", "require \"Authorization: Bearer TOKEN\" on /mcp and /v1 (default $"+MCPTokenEnv+"); needed to listen beyond loopback")
-	noUpdate := fs.Bool("no-update", false, "do not check plugins for updates (otherwise at start and then hourly, each plugin at most once a day)")
+	o := serveFlags(fs)
+	hf, addr, token, noUpdate := &o.hf, o.addr, o.token, o.noUpdate
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -78,7 +93,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		return ExitUsage
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	h, db, err := openHost(ctx, &hf)
+	h, db, err := openHost(ctx, hf)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestEveryCommandHasHelp walks the registry: every command answers --help, -h and
+// `harness help PATH` on stdout with exit 0, without running, and every flag its usage line
+// names is one its Flags defines (so --help lists it).
+func TestEveryCommandHasHelp(t *testing.T) {
+	cmds := Commands()
+	if len(cmds) < 20 {
+		t.Fatalf("only %d commands registered", len(cmds))
+	}
+	flagRE := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	for _, c := range cmds {
+		words := strings.Fields(c.Path)
+		for _, args := range [][]string{
+			append(append([]string{}, words...), "--help"),
+			append(append([]string{}, words...), "-h"),
+			append([]string{"help"}, words...),
+			append(append([]string{}, words...), "x", "--help"), // after a positional argument too
+		} {
+			var out, errb bytes.Buffer
+			code := Main(args, strings.NewReader(""), &out, &errb)
+			if code != ExitOK || errb.Len() > 0 {
+				t.Errorf("harness %s: exit %d, stderr %q", strings.Join(args, " "), code, errb.String())
+				continue
+			}
+			if !strings.HasPrefix(out.String(), "usage: harness "+c.Path) || !strings.Contains(out.String(), c.Summary) {
+				t.Errorf("harness %s: help is %q", strings.Join(args, " "), out.String())
+			}
+		}
+		if c.Summary == "" {
+			t.Errorf("%s: no summary", c.Path)
+		}
+		defined := map[string]bool{}
+		if c.Flags != nil {
+			fs := flag.NewFlagSet(c.Path, flag.ContinueOnError)
+			c.Flags(fs)
+			fs.VisitAll(func(f *flag.Flag) { defined[f.Name] = true })
+		}
+		for _, m := range flagRE.FindAllStringSubmatch(c.Usage, -1) {
+			if !defined[m[1]] {
+				t.Errorf("%s: usage names --%s but Flags does not define it (--help would not list it)", c.Path, m[1])
+			}
+		}
+	}
+}
+
+// TestGroupHelp: the first words of commands (`plugins`, `plugin`, `cloud`) list their
+// commands on --help (exit 0) and on their own (stderr, exit 2).
+func TestGroupHelp(t *testing.T) {
+	groups := map[string]bool{}
+	for _, c := range Commands() {
+		words := strings.Fields(c.Path)
+		for i := 1; i < len(words); i++ {
+			groups[strings.Join(words[:i], " ")] = true
+		}
+	}
+	for _, g := range []string{"plugin", "plugins", "cloud", "campus", "otp", "tool"} {
+		if !groups[g] {
+			t.Errorf("no group %q", g)
+		}
+	}
+	for g := range groups {
+		var out, errb bytes.Buffer
+		if code := Main(append(strings.Fields(g), "--help"), nil, &out, &errb); code != ExitOK ||
+			!strings.HasPrefix(out.String(), "usage: harness "+g+" COMMAND") {
+			t.Errorf("harness %s --help: exit %d, %q %q", g, code, out.String(), errb.String())
+		}
+		out.Reset()
+		errb.Reset()
+		if code := Main(strings.Fields(g), nil, &out, &errb); code != ExitUsage || out.Len() > 0 ||
+			!strings.Contains(errb.String(), "a command is missing") {
+			t.Errorf("harness %s: exit %d, %q %q", g, code, out.String(), errb.String())
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plugin", "install", "x"}, "plugins install"},
+		{[]string{"plugins", "instal"}, "plugins install"},
+		{[]string{"plugins", "lst"}, "plugins list"},
+		{[]string{"plugin", "tset", "dir"}, "plugin test"},
+		{[]string{"serv"}, "serve"},
+		{[]string{"versoin"}, "version"},
+		{[]string{"cloud", "srve"}, "cloud serve"},
+		{[]string{"frobnicate"}, ""},
+		{[]string{"plugins", "xyzzyq"}, ""},
+	} {
+		if got := Suggest(tc.args); got != tc.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"plugin", "plugins", 1}, {"flaw", "lawn", 2}} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
