@@ -55,15 +55,7 @@ func newCampusClient(db *store.DB) *campus.Client {
 // openStoreFlags opens the data directory of --data (or the default) without
 // a Host: the campus and otp commands need only the database.
 func openStoreFlags(ctx context.Context, f *hostFlags) (*store.DB, error) {
-	dir := f.data
-	if dir == "" {
-		d, err := store.DefaultDir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
-	}
-	return store.Open(ctx, dir)
+	return openDataDir(ctx, f)
 }
 
 // campusLoginOpts are the flags of `harness campus login`.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -43,9 +46,11 @@ func RegisterServeSetup(f ServeSetup) { serveSetups = append(serveSetups, f) }
 type hostFlags struct {
 	data string
 	ca   string
+	fs   *flag.FlagSet // its Output is where openDataDir says it created a data directory
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
+	f.fs = fs
 	fs.StringVar(&f.data, "data", "", "data directory (default $XDG_DATA_HOME/pku-harness)")
 	fs.StringVar(&f.ca, "ca", "", "PEM file of a CA to trust for install links; also lets https links reach loopback and private addresses (plain http to localhost needs no flag)")
 }
@@ -78,15 +83,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // other packages registered, and installs the bundled official plugins the
 // first time (and after an update of the binary changed them).
 func openHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) {
-	dir := f.data
-	if dir == "" {
-		d, err := store.DefaultDir()
-		if err != nil {
-			return nil, nil, err
-		}
-		dir = d
-	}
-	db, err := store.Open(ctx, dir)
+	db, err := openDataDir(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,6 +114,33 @@ func openHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) 
 		return nil, nil, err
 	}
 	return h, db, nil
+}
+
+// openDataDir opens the data directory of --data (or the default). When it holds no database
+// yet (a first start, or a mistyped --data), it says on the flags' output (the command's
+// stderr) "harness: created a new data directory at DIR", once: the next open finds it.
+func openDataDir(ctx context.Context, f *hostFlags) (*store.DB, error) {
+	dir := f.data
+	if dir == "" {
+		d, err := store.DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	_, statErr := os.Stat(filepath.Join(dir, store.FileName))
+	db, err := store.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if errors.Is(statErr, fs.ErrNotExist) && f.fs != nil {
+		abs, err := filepath.Abs(db.Dir())
+		if err != nil {
+			abs = db.Dir()
+		}
+		fmt.Fprintf(f.fs.Output(), "harness: created a new data directory at %s\n", abs)
+	}
+	return db, nil
 }
 
 // caFetcher is an HTTPFetcher that trusts the CA in file besides the
