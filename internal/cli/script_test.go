@@ -1,13 +1,21 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/pkuinfo/harness/examples/demo-canteen/canteen"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -18,6 +26,13 @@ var updateScripts = flag.Bool("update", false, "rewrite the cmp golden sections 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"harness": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		// The README's demo remote plugin, as `go run ./examples/demo-canteen` runs it.
+		"demo-canteen": func() {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := canteen.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
+		},
 	})
 }
 
@@ -26,7 +41,9 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *updateScripts,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"exitcode": cmdExitCode},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitCode, "bg": cmdBg, "stopbg": cmdStopBg, "waitmatch": cmdWaitMatch,
+		},
 	})
 }
 
@@ -51,5 +68,118 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// bgProcs are the processes `bg` started, by script and name.
+var bgProcs = map[*testscript.TestScript]map[string]*exec.Cmd{}
+
+// cmdBg is the script command `bg NAME PROG ARGS…`: it starts PROG (found in the script's
+// $PATH, where testscript puts `harness`) in the background with the script's environment,
+// its stdout and stderr going to $WORK/NAME.stdout and $WORK/NAME.stderr, which a server's
+// address can be read from with waitmatch while it runs (testscript's own `&` only shows
+// output after the process ends). The process gets SIGINT at `stopbg NAME` or at the end of
+// the script, then SIGKILL after 10 s.
+func cmdBg(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: bg NAME PROG [ARGS…]")
+	}
+	name, prog := args[0], args[1]
+	path := prog
+	if !strings.Contains(prog, "/") {
+		for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+			if fi, err := os.Stat(filepath.Join(dir, prog)); err == nil && !fi.IsDir() {
+				path = filepath.Join(dir, prog)
+				break
+			}
+		}
+	}
+	cmd := exec.Command(path, args[2:]...)
+	cmd.Dir = ts.Getenv("PWD")
+	cmd.Env = scriptEnv(ts)
+	out, err := os.Create(ts.MkAbs(name + ".stdout"))
+	ts.Check(err)
+	errf, err := os.Create(ts.MkAbs(name + ".stderr"))
+	ts.Check(err)
+	cmd.Stdout, cmd.Stderr = out, errf
+	ts.Check(cmd.Start())
+	if bgProcs[ts] == nil {
+		bgProcs[ts] = map[string]*exec.Cmd{}
+	}
+	bgProcs[ts][name] = cmd
+	ts.Defer(func() {
+		if c := bgProcs[ts][name]; c != nil {
+			stopProc(c)
+		}
+		delete(bgProcs, ts)
+		out.Close()
+		errf.Close()
+	})
+}
+
+// scriptEnv is the environment of the script's commands, as `exec` gives it.
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "WORK", "TMPDIR", "XDG_DATA_HOME", "LANG", "LC_ALL", "LC_MESSAGES",
+		"GOCOVERDIR", "HARNESS_MCP_TOKEN", "PLUGIN_TOKEN"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// stopProc sends SIGINT, waits up to 10 s, then kills; it returns the exit code.
+func stopProc(c *exec.Cmd) int {
+	_ = c.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.Process.Kill()
+		<-done
+	}
+	return c.ProcessState.ExitCode()
+}
+
+// cmdStopBg is `stopbg NAME`: SIGINT to the process `bg NAME` started; it fails unless the
+// process then exits with status 0 (a clean stop).
+func cmdStopBg(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: stopbg NAME")
+	}
+	c := bgProcs[ts][args[0]]
+	if c == nil {
+		ts.Fatalf("stopbg: no background process %s", args[0])
+	}
+	delete(bgProcs[ts], args[0])
+	if code := stopProc(c); (code == 0) == neg {
+		ts.Fatalf("stopbg %s: exit status %d", args[0], code)
+	}
+}
+
+// cmdWaitMatch is `waitmatch FILE REGEX [VAR]`: it waits up to 30 s for FILE to match REGEX
+// (multi-line mode) and sets $VAR to the first group of the match.
+func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: waitmatch FILE REGEX [VAR]")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(ts.MkAbs(args[0]))
+		if m := re.FindSubmatch(b); m != nil {
+			if len(args) == 3 {
+				if len(m) < 2 {
+					ts.Fatalf("waitmatch: %s has no group", args[1])
+				}
+				ts.Setenv(args[2], string(m[1]))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitmatch: %s did not match %s within 30s; it holds:\n%s", args[0], args[1], b)
+		}
 	}
 }
