@@ -135,6 +135,8 @@ type Installed struct {
 	Note string `json:"note,omitempty"`
 	// Previous is the version rollback restores, "" when there is none.
 	Previous string `json:"previous,omitempty"`
+	// Forward is the newer version a rollback left, which Rollforward restores; "" when none.
+	Forward string `json:"forward,omitempty"`
 	// Held is an update waiting for the user (its declarations are wider).
 	Held *HeldUpdate `json:"held,omitempty"`
 	// Declarations of the current version.
@@ -157,7 +159,7 @@ type record struct {
 	id, source, note              string
 	official, enabled, autoUpdate bool
 	current                       int
-	previous, held                sql.NullInt64
+	previous, held, forward       sql.NullInt64
 	checkedAt, installedAt        int64
 }
 
@@ -168,9 +170,9 @@ type querier interface {
 
 func (h *Host) record(ctx context.Context, q querier, id string) (*record, error) {
 	var r record
-	err := q.QueryRowContext(ctx, `SELECT id, source, note, official, enabled, auto_update, current, previous, held, checked_at, installed_at
+	err := q.QueryRowContext(ctx, `SELECT id, source, note, official, enabled, auto_update, current, previous, held, forward, checked_at, installed_at
 		FROM plugins WHERE id = ?`, id).Scan(&r.id, &r.source, &r.note, &r.official, &r.enabled, &r.autoUpdate,
-		&r.current, &r.previous, &r.held, &r.checkedAt, &r.installedAt)
+		&r.current, &r.previous, &r.held, &r.forward, &r.checkedAt, &r.installedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
 	}
@@ -349,6 +351,13 @@ func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 			return nil, err
 		}
 		in.Previous = pv.version
+	}
+	if r.forward.Valid {
+		fv, err := h.version(ctx, h.db.SQL, id, int(r.forward.Int64))
+		if err != nil {
+			return nil, err
+		}
+		in.Forward = fv.version
 	}
 	if r.held.Valid {
 		hv, err := h.version(ctx, h.db.SQL, id, int(r.held.Int64))

@@ -143,9 +143,9 @@ func (h *Host) offer(ctx context.Context, id string, nr *reviewed) (*UpdateOutco
 			testHookInUpdate()
 		}
 		out.Status = StatusApplied
-		out.Note = "updated to " + nr.p.Manifest.Version
-		// A held update the new content supersedes is dropped.
-		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = ?, held = NULL, checked_at = ?, note = ? WHERE id = ?`,
+		out.Note = updateNote(cur.version, nr.p.Manifest.Version)
+		// A held update the new content supersedes is dropped, and so is a version a rollback left.
+		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = ?, held = NULL, forward = NULL, checked_at = ?, note = ? WHERE id = ?`,
 			seq, now, out.Note, id); err != nil {
 			return fmt.Errorf("host: update %s: %w", id, err)
 		}
@@ -170,7 +170,8 @@ func prune(ctx context.Context, tx *sql.Tx, id string) error {
 	_, err := tx.ExecContext(ctx, `DELETE FROM plugin_versions WHERE plugin = ?1 AND seq NOT IN (
 		SELECT current FROM plugins WHERE id = ?1
 		UNION SELECT previous FROM plugins WHERE id = ?1 AND previous IS NOT NULL
-		UNION SELECT held FROM plugins WHERE id = ?1 AND held IS NOT NULL)`, id)
+		UNION SELECT held FROM plugins WHERE id = ?1 AND held IS NOT NULL
+		UNION SELECT forward FROM plugins WHERE id = ?1 AND forward IS NOT NULL)`, id)
 	if err != nil {
 		return fmt.Errorf("host: update %s: prune: %w", id, err)
 	}
@@ -203,8 +204,8 @@ func (h *Host) AcceptUpdate(ctx context.Context, id, hash string) (*UpdateOutcom
 		if hash != "" && hash != hv.hash {
 			return &Conflict{Msg: fmt.Sprintf("the update of %s waiting for review is %s, not %s; review it again", id, hv.hash, hash)}
 		}
-		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: hv.version, Note: "updated to " + hv.version}
-		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = held, held = NULL, note = ? WHERE id = ?`, out.Note, id); err != nil {
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: hv.version, Note: updateNote(cur.version, hv.version)}
+		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = held, held = NULL, forward = NULL, note = ? WHERE id = ?`, out.Note, id); err != nil {
 			return fmt.Errorf("host: accept update of %s: %w", id, err)
 		}
 		return prune(ctx, tx, id)
@@ -213,9 +214,11 @@ func (h *Host) AcceptUpdate(ctx context.Context, id, hash string) (*UpdateOutcom
 }
 
 // Rollback restores the previous version of a plugin (seed 004 "Updates":
-// "roll back to the previous version"); the version it replaces becomes the
-// previous one, so a second Rollback undoes the first. Without a previous
-// version the error is a *Conflict.
+// "roll back to the previous version"). The host keeps one previous version, so after a
+// rollback there is nothing older: the version it replaced is kept as the newer one, which
+// Rollforward restores (and the next applied update drops). The note is "rolled back
+// 1.1.0 → 1.0.0". Without a previous version the error is a *Conflict that says so (and names
+// the newer version and `harness plugins rollforward` when there is one).
 func (h *Host) Rollback(ctx context.Context, id string) (*UpdateOutcome, error) {
 	var out *UpdateOutcome
 	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -223,25 +226,134 @@ func (h *Host) Rollback(ctx context.Context, id string) (*UpdateOutcome, error) 
 		if err != nil {
 			return err
 		}
-		if !r.previous.Valid {
-			return &Conflict{Msg: fmt.Sprintf("plugin %s has no previous version to roll back to", id)}
-		}
 		cur, err := h.version(ctx, tx, id, r.current)
 		if err != nil {
 			return err
+		}
+		if !r.previous.Valid {
+			msg := fmt.Sprintf("plugin %s has no previous version to roll back to: nothing older than %s is kept", id, cur.version)
+			if r.forward.Valid {
+				if fv, err := h.version(ctx, tx, id, int(r.forward.Int64)); err == nil {
+					msg += fmt.Sprintf(" (%s is newer: harness plugins rollforward %s)", fv.version, id)
+				}
+			}
+			return &Conflict{Msg: msg}
 		}
 		pv, err := h.version(ctx, tx, id, int(r.previous.Int64))
 		if err != nil {
 			return err
 		}
-		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: pv.version, Note: "rolled back to " + pv.version}
-		_, err = tx.ExecContext(ctx, `UPDATE plugins SET current = previous, previous = current, note = ? WHERE id = ?`, out.Note, id)
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: pv.version,
+			Note: "rolled back " + versionPair(cur, pv)}
+		_, err = tx.ExecContext(ctx, `UPDATE plugins SET forward = current, current = previous, previous = NULL, note = ? WHERE id = ?`, out.Note, id)
 		if err != nil {
 			return fmt.Errorf("host: rollback %s: %w", id, err)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// Rollforward undoes a Rollback: the newer version it left runs again and the rolled-back one
+// becomes the previous version. The note is "rolled forward 1.0.0 → 1.1.0". Without such a
+// version (no rollback, or an update applied since) the error is a *Conflict.
+func (h *Host) Rollforward(ctx context.Context, id string) (*UpdateOutcome, error) {
+	var out *UpdateOutcome
+	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := h.record(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		cur, err := h.version(ctx, tx, id, r.current)
+		if err != nil {
+			return err
+		}
+		if !r.forward.Valid {
+			return &Conflict{Msg: fmt.Sprintf("plugin %s has no newer version to roll forward to: %s is the newest kept", id, cur.version)}
+		}
+		fv, err := h.version(ctx, tx, id, int(r.forward.Int64))
+		if err != nil {
+			return err
+		}
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: fv.version,
+			Note: "rolled forward " + versionPair(cur, fv)}
+		_, err = tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = forward, forward = NULL, note = ? WHERE id = ?`, out.Note, id)
+		if err != nil {
+			return fmt.Errorf("host: rollforward %s: %w", id, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// KeptVersion is one version of a plugin the host keeps: Role is "current" (runs), "previous"
+// (Rollback restores it), "newer" (a rollback left it; Rollforward restores it) or "held" (an
+// update waiting for review, AcceptUpdate applies it).
+type KeptVersion struct {
+	Role      string    `json:"role"`
+	Version   string    `json:"version"`
+	Hash      string    `json:"hash"`
+	FetchedAt time.Time `json:"fetchedAt"`
+}
+
+// Versions lists the versions kept for plugin id, newest first by when they were fetched
+// (at most four: current, previous, newer and held). The error is a *NotFound for an unknown
+// plugin.
+func (h *Host) Versions(ctx context.Context, id string) ([]KeptVersion, error) {
+	r, err := h.record(ctx, h.db.SQL, id)
+	if err != nil {
+		return nil, err
+	}
+	roles := map[int64]string{int64(r.current): "current"}
+	for role, seq := range map[string]sql.NullInt64{"previous": r.previous, "newer": r.forward, "held": r.held} {
+		if seq.Valid {
+			roles[seq.Int64] = role
+		}
+	}
+	rows, err := h.db.SQL.QueryContext(ctx, `SELECT seq, version, hash, fetched_at FROM plugin_versions WHERE plugin = ? ORDER BY seq DESC`, id)
+	if err != nil {
+		return nil, fmt.Errorf("host: versions of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []KeptVersion
+	for rows.Next() {
+		var seq, at int64
+		var v KeptVersion
+		if err := rows.Scan(&seq, &v.Version, &v.Hash, &at); err != nil {
+			return nil, fmt.Errorf("host: versions of %s: %w", id, err)
+		}
+		role, ok := roles[seq]
+		if !ok {
+			continue // pruned at the next change
+		}
+		v.Role, v.FetchedAt = role, time.UnixMilli(at).UTC()
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// updateNote is the note of an applied update: "updated 1.0.0 → 1.1.0", or "content changed,
+// same version 1.0.0" when the manifest's version did not change.
+func updateNote(from, to string) string {
+	if from == to {
+		return "content changed, same version " + to
+	}
+	return fmt.Sprintf("updated %s → %s", from, to)
+}
+
+// versionPair is "1.1.0 → 1.0.0" for a rollback note; when both have the same manifest
+// version (content changed, same version), each is followed by the start of its content hash.
+func versionPair(from, to *version) string {
+	if from.version != to.version {
+		return from.version + " → " + to.version
+	}
+	short := func(h string) string {
+		if len(h) > 19 {
+			return h[:19] + "…"
+		}
+		return h
+	}
+	return fmt.Sprintf("%s (%s) → %s (%s)", from.version, short(from.hash), to.version, short(to.hash))
 }
 
 // AutoUpdate is the start-up check of `harness serve`: it checks every

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/mcpx"
@@ -22,7 +23,9 @@ func init() {
 		{"plugins install", "[--yes] [--lang zh-Hans|en] LINK|DIR", "show the review sheet and install exactly the reviewed content after confirmation"},
 		{"plugins update", "[--json] [ID]", "check installed plugins for updates: apply unchanged declarations, hold wider ones"},
 		{"plugins accept", "[--yes] [--lang zh-Hans|en] ID", "show the review sheet of a held update (its declarations are wider) and apply it after confirmation"},
-		{"plugins rollback", "ID", "restore the previous version of a plugin"},
+		{"plugins rollback", "ID", "restore the previous version of a plugin (one is kept; the version it replaces stays for rollforward)"},
+		{"plugins rollforward", "ID", "undo a rollback: the newer version it replaced runs again"},
+		{"plugins versions", "[--json] ID", "list the versions kept of a plugin: current, previous (rollback), newer (rollforward), held (accept)"},
 		{"plugins enable", "ID", "let a plugin's tools run again"},
 		{"plugins disable", "ID", "stop a plugin's tools from running"},
 		{"plugins remove", "ID", "uninstall a plugin with its storage"},
@@ -209,13 +212,40 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		}
 		fmt.Fprintln(c.out(), describe(o))
 		return nil
-	case "rollback":
-		o, err := h.Rollback(ctx, args[0])
+	case "rollback", "rollforward":
+		roll := h.Rollback
+		if sub == "rollforward" {
+			roll = h.Rollforward
+		}
+		o, err := roll(ctx, args[0])
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(c.out(), describe(o))
 		return nil
+	case "versions":
+		vs, err := h.Versions(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if c.json {
+			if vs == nil {
+				vs = []host.KeptVersion{}
+			}
+			return c.printJSON(vs)
+		}
+		hint := map[string]string{"previous": "harness plugins rollback " + args[0], "newer": "harness plugins rollforward " + args[0],
+			"held": "harness plugins accept " + args[0]}
+		tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ROLE\tVERSION\tHASH\tFETCHED")
+		for _, v := range vs {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s", v.Role, v.Version, v.Hash, v.FetchedAt.Local().Format("2006-01-02 15:04"))
+			if hint[v.Role] != "" {
+				line += "\t" + hint[v.Role]
+			}
+			fmt.Fprintln(tw, line)
+		}
+		return tw.Flush()
 	case "enable", "disable":
 		if err := h.SetEnabled(ctx, args[0], sub == "enable"); err != nil {
 			return err
@@ -321,6 +351,9 @@ func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode)
 	if in.Previous != "" {
 		fmt.Fprintf(w, "  previous:    %s (harness plugins rollback %s)\n", in.Previous, in.ID)
 	}
+	if in.Forward != "" {
+		fmt.Fprintf(w, "  newer:       %s (harness plugins rollforward %s)\n", in.Forward, in.ID)
+	}
 	if in.Held != nil {
 		fmt.Fprintf(w, "  held update: %s: %s (harness plugins accept %s)\n", in.Held.Version, strings.Join(in.Held.Widened, "; "), in.ID)
 	}
@@ -365,7 +398,7 @@ func kind(official bool) string {
 func describe(o *host.UpdateOutcome) string {
 	switch o.Status {
 	case host.StatusCurrent:
-		return fmt.Sprintf("%s: up to date (%s)", o.ID, o.From)
+		return fmt.Sprintf("%s: already up to date (%s)", o.ID, o.From)
 	case host.StatusApplied, host.StatusInstalled:
 		return fmt.Sprintf("%s: %s", o.ID, o.Note)
 	case host.StatusHeld:
