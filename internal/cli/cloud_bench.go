@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/cloud/protocol"
 )
 
 func init() {
@@ -97,6 +98,16 @@ func benchFlags(fs *flag.FlagSet, o *benchOptions, asJSON *bool) *string {
 	fs.IntVar(&o.ServerPID, "server-pid", 0, "with --url: the server's process id, to report its resident memory per connection (Linux /proc)")
 	fs.BoolVar(asJSON, "json", false, "print the report as JSON")
 	return fs.String("cpuprofile", "", "write a CPU profile of the relay phase to this file (go tool pprof)")
+}
+
+// registrationHint explains a registration refused by the rate limit of a server given with
+// --url: the bench registers one device per limits.channels.maxOpen pairs, and a default
+// `harness cloud serve` allows 10 registrations per client IP per hour.
+func registrationHint(err error, nDev, perDevice, pairs int) error {
+	return fmt.Errorf("%w\nthe server refused to register more devices from this address: this run registers %d devices "+
+		"(%d pairs, at most %d channels per device). Start the server with --registrations-per-hour %d or more "+
+		"(harness cloud serve --registrations-per-hour N; it allows 10 per client IP per hour by default), "+
+		"or run with fewer --pairs (the devices registered so far count for an hour)", err, nDev, pairs, perDevice, nDev)
 }
 
 func runCloudBench(env *Env) int {
@@ -277,6 +288,9 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 		_, err = plugins[i].Token(ctx)
 		return err
 	}); err != nil {
+		if o.URL != "" && client.IsCode(err, protocol.CodeRateLimited) {
+			return nil, registrationHint(err, nDev, perDevice, o.Pairs)
+		}
 		return nil, err
 	}
 
