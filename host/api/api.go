@@ -88,6 +88,8 @@ func New(h *host.Host, opts Options) *Server {
 	s.route("POST /v1/confirmations/{cid}", s.confirm)
 	s.route("POST /v1/turns/{turn}/end", s.endTurn)
 	s.route("GET /v1/audit", s.audit)
+	// What no route takes: JSON 404, or 405 with Allow (fallback.go).
+	s.route("/", s.fallback)
 	return s
 }
 
