@@ -109,6 +109,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case args[0] == "help":
 		return help(args[1:], stdout, stderr)
 	}
+	args = moveGlobalLang(args)
 	best, n := lookup(args)
 	if best == nil {
 		return unknown(args, stdout, stderr)
@@ -118,6 +119,25 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	return best.Run(&Env{Args: args[n:], Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// moveGlobalLang lets --lang come before the command (`harness --lang en plugins list`): it
+// moves a leading --lang X (or --lang=X) after the command words, where the host commands
+// parse it.
+func moveGlobalLang(args []string) []string {
+	var lang []string
+	switch {
+	case len(args) >= 2 && (args[0] == "--lang" || args[0] == "-lang"):
+		lang, args = args[:2], args[2:]
+	case len(args) >= 1 && (strings.HasPrefix(args[0], "--lang=") || strings.HasPrefix(args[0], "-lang=")):
+		lang, args = args[:1], args[1:]
+	default:
+		return args
+	}
+	_, n := lookup(args)
+	out := append([]string{}, args[:n]...)
+	out = append(out, lang...)
+	return append(out, args[n:]...)
 }
 
 // lookup finds the command with the longest path that args start with ("plugin validate"

@@ -18,6 +18,7 @@ import (
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -46,11 +47,17 @@ func RegisterServeSetup(f ServeSetup) { serveSetups = append(serveSetups, f) }
 type hostFlags struct {
 	data string
 	ca   string
+	lang string        // --lang; see language
 	fs   *flag.FlagSet // its Output is where openDataDir says it created a data directory
 }
 
+// language is the run's language (issue 11): --lang, else $LC_ALL, $LC_MESSAGES or $LANG,
+// else zh-Hans (msg.Resolve). The error is for a --lang that names neither language.
+func (f *hostFlags) language() (msg.Lang, error) { return msg.Resolve(f.lang, os.Getenv) }
+
 func (f *hostFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
+	fs.StringVar(&f.lang, "lang", "", "language of what the command prints: zh-Hans or en (default from $LC_ALL, $LC_MESSAGES or $LANG, else zh-Hans)")
 	fs.StringVar(&f.data, "data", "", "data directory (default $XDG_DATA_HOME/pku-harness)")
 	fs.StringVar(&f.ca, "ca", "", "PEM file of a CA to trust for install links; also lets https links reach loopback and private addresses (plain http to localhost needs no flag)")
 }
@@ -138,7 +145,8 @@ func openDataDir(ctx context.Context, f *hostFlags) (*store.DB, error) {
 		if err != nil {
 			abs = db.Dir()
 		}
-		fmt.Fprintf(f.fs.Output(), "harness: created a new data directory at %s\n", abs)
+		lang, _ := f.language()
+		fmt.Fprintln(f.fs.Output(), lang.T(msg.NewDataDir, abs))
 	}
 	return db, nil
 }
@@ -161,12 +169,12 @@ func caFetcher(file string) (plugin.Fetcher, error) {
 	return &plugin.HTTPFetcher{Client: &http.Client{Transport: tr}}, nil
 }
 
-// confirm asks a yes/no question on w and reads the answer from r; only
-// "y" or "yes" is yes.
-func confirm(r io.Reader, w io.Writer, question string) bool {
-	fmt.Fprintf(w, "%s [y/N] ", question)
+// confirm writes prompt (msg.Confirm: the question and "[y/N] ") on w and reads the answer
+// from r; only "y", "yes" or "是" is yes.
+func confirm(r io.Reader, w io.Writer, prompt string) bool {
+	fmt.Fprint(w, prompt)
 	var buf [64]byte
 	n, _ := r.Read(buf[:])
 	a := strings.ToLower(strings.TrimSpace(string(buf[:n])))
-	return a == "y" || a == "yes"
+	return a == "y" || a == "yes" || a == "是"
 }

@@ -24,6 +24,14 @@ var updateScripts = flag.Bool("update", false, "rewrite the cmp golden sections 
 // TestMain registers the real entry point as the `harness` command of the scripts
 // (STYLE §13): each script runs the command in a child process, exactly as a user would.
 func TestMain(m *testing.M) {
+	// The in-process tests expect the English messages; the scripts set their own locale
+	// (Setup below, and `env LANG=…` in a script). A child run as a script command keeps the
+	// script's environment.
+	if base := filepath.Base(os.Args[0]); base != "harness" && base != "demo-canteen" {
+		os.Unsetenv("LC_ALL")
+		os.Unsetenv("LC_MESSAGES")
+		os.Setenv("LANG", "en_US.UTF-8")
+	}
 	testscript.Main(m, map[string]func(){
 		"harness": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		// The README's demo remote plugin, as `go run ./examples/demo-canteen` runs it.
@@ -41,6 +49,11 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *updateScripts,
+		// English unless a script asks otherwise (lang.txtar walks both languages).
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("LANG", "en_US.UTF-8")
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode, "bg": cmdBg, "stopbg": cmdStopBg, "waitmatch": cmdWaitMatch,
 		},

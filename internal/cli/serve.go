@@ -16,6 +16,7 @@ import (
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/internal/msg"
 )
 
 // DefaultServeAddr is where `harness serve` listens without --addr: loopback
@@ -151,7 +152,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 				}
 				for _, o := range outs {
 					if o.Status != host.StatusSkipped && o.Status != host.StatusCurrent {
-						log.Info("update check", "plugin", o.ID, "result", describe(o))
+						log.Info("update check", "plugin", o.ID, "result", describe(msg.En, o, "update"))
 					}
 				}
 				select {
