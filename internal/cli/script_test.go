@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,6 +38,8 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(m, map[string]func(){
 		"harness": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		// A static file server standing in for the README's `python3 -m http.server`.
+		"static-http": staticHTTP,
 		// The README's demo remote plugin, as `go run ./examples/demo-canteen` runs it.
 		"demo-canteen": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,10 +58,13 @@ func TestScript(t *testing.T) {
 		// English unless a script asks otherwise (lang.txtar walks both languages).
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("LANG", "en_US.UTF-8")
-			return nil
+			repo, err := filepath.Abs("../..") // the repository, for readme.txtar
+			e.Setenv("REPO", repo)
+			return err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode, "bg": cmdBg, "stopbg": cmdStopBg, "waitmatch": cmdWaitMatch,
+			"glob": cmdGlob, "httpget": cmdHTTPGet,
 		},
 	})
 }
@@ -89,7 +98,8 @@ var bgProcs = map[*testscript.TestScript]map[string]*exec.Cmd{}
 
 // cmdBg is the script command `bg NAME PROG ARGS…`: it starts PROG (found in the script's
 // $PATH, where testscript puts `harness`) in the background with the script's environment,
-// its stdout and stderr going to $WORK/NAME.stdout and $WORK/NAME.stderr, which a server's
+// in the script's current directory, its stdout and stderr going to $WORK/NAME.stdout and
+// $WORK/NAME.stderr (wherever the script has cd'd to), which a server's
 // address can be read from with waitmatch while it runs (testscript's own `&` only shows
 // output after the process ends). The process gets SIGINT at `stopbg NAME` or at the end of
 // the script, then SIGKILL after 10 s.
@@ -108,11 +118,11 @@ func cmdBg(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	cmd := exec.Command(path, args[2:]...)
-	cmd.Dir = ts.Getenv("PWD")
+	cmd.Dir = ts.MkAbs(".")
 	cmd.Env = scriptEnv(ts)
-	out, err := os.Create(ts.MkAbs(name + ".stdout"))
+	out, err := os.Create(filepath.Join(ts.Getenv("WORK"), name+".stdout"))
 	ts.Check(err)
-	errf, err := os.Create(ts.MkAbs(name + ".stderr"))
+	errf, err := os.Create(filepath.Join(ts.Getenv("WORK"), name+".stderr"))
 	ts.Check(err)
 	cmd.Stdout, cmd.Stderr = out, errf
 	ts.Check(cmd.Start())
@@ -194,5 +204,77 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 		if time.Now().After(deadline) {
 			ts.Fatalf("waitmatch: %s did not match %s within 30s; it holds:\n%s", args[0], args[1], b)
 		}
+	}
+}
+
+// staticHTTP is the script program `static-http DIR`: it serves DIR on 127.0.0.1 (a free port)
+// until SIGINT, printing "Serving HTTP on 127.0.0.1 port N (http://127.0.0.1:N/)" as
+// `python3 -m http.server --bind 127.0.0.1` does.
+func staticHTTP() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: static-http DIR")
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	fmt.Printf("Serving HTTP on 127.0.0.1 port %d (http://127.0.0.1:%d/) ...\n", port, port)
+	srv := &http.Server{Handler: http.FileServer(http.Dir(os.Args[1])), ReadHeaderTimeout: 5 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// cmdGlob is `glob PROG ARGS…`: exec with each argument that holds a shell pattern (*, ?, [)
+// replaced by its matches, sorted, relative to the script's directory, as the shell does for the
+// README's `harness plugin test plugins/*`; a pattern without matches stays as it is.
+func cmdGlob(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: glob PROG [ARGS…]")
+	}
+	var out []string
+	for _, a := range args[1:] {
+		if !strings.ContainsAny(a, "*?[") {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(ts.MkAbs(a))
+		ts.Check(err)
+		if len(m) == 0 {
+			out = append(out, a)
+		}
+		for _, p := range m {
+			rel, err := filepath.Rel(ts.MkAbs("."), p)
+			ts.Check(err)
+			out = append(out, rel)
+		}
+	}
+	err := ts.Exec(args[0], out...)
+	if (err != nil) != neg {
+		ts.Fatalf("glob %s: %v", args[0], err)
+	}
+}
+
+// cmdHTTPGet is `httpget URL FILE`, the README's `curl -s URL`: it writes the body of a GET to
+// FILE (for grep and cmp) and fails unless the status is 200.
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpget URL FILE")
+	}
+	res, err := http.Get(args[0])
+	ts.Check(err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+	if res.StatusCode != http.StatusOK {
+		ts.Fatalf("GET %s: %s\n%s", args[0], res.Status, b)
 	}
 }
