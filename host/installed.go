@@ -152,6 +152,8 @@ type HeldUpdate struct {
 	Version string   `json:"version"`
 	Hash    string   `json:"hash"`
 	Widened []string `json:"widened"`
+	// Widenings is Widened as data (see Widening).
+	Widenings []Widening `json:"-"`
 }
 
 // record is a plugins row.
@@ -364,7 +366,7 @@ func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 		if err != nil {
 			return nil, err
 		}
-		in.Held = &HeldUpdate{Version: hv.version, Hash: hv.hash, Widened: Widened(cur.decl, hv.decl)}
+		in.Held = &HeldUpdate{Version: hv.version, Hash: hv.hash, Widened: Widened(cur.decl, hv.decl), Widenings: Widenings(cur.decl, hv.decl)}
 	}
 	return in, nil
 }

@@ -41,6 +41,8 @@ type UpdateOutcome struct {
 	Note    string   `json:"note,omitempty"`
 	Widened []string `json:"widened,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// Widenings is Widened as data, for front ends that word it in another language.
+	Widenings []Widening `json:"-"`
 }
 
 // AutoUpdateInterval is how often Host.AutoUpdate checks a plugin (seed 004
@@ -103,9 +105,10 @@ func (h *Host) offer(ctx context.Context, id string, nr *reviewed) (*UpdateOutco
 			}
 			return prune(ctx, tx, id)
 		}
-		widened := Widened(cur.decl, DeclarationsOf(nr.p))
-		if len(widened) > 0 {
-			out.Status, out.Widened = StatusHeld, widened
+		widenings := Widenings(cur.decl, DeclarationsOf(nr.p))
+		if len(widenings) > 0 {
+			widened := Widened(cur.decl, DeclarationsOf(nr.p))
+			out.Status, out.Widened, out.Widenings = StatusHeld, widened, widenings
 			out.Note = fmt.Sprintf("update to %s waits for your review: %s", nr.p.Manifest.Version, strings.Join(widened, "; "))
 			if r.held.Valid {
 				hv, err := h.version(ctx, tx, id, int(r.held.Int64))
@@ -388,43 +391,98 @@ func (h *Host) AutoUpdate(ctx context.Context) ([]*UpdateOutcome, error) {
 // automatically.
 func Widened(old, next Declarations) []string {
 	var w []string
+	for _, x := range Widenings(old, next) {
+		w = append(w, x.String())
+	}
+	return w
+}
+
+// Widening is one way a version's declarations are wider than the one in use, as data so that
+// each front end can say it in its language (Widened says it in English). Kind is one of the
+// Widen… constants; Name is the campus service, website, ability, Cloud service, remote server
+// or tool; From and To are a tool's effects for WidenEffect, To a new tool's for WidenNewTool.
+type Widening struct {
+	Kind     string        `json:"kind"`
+	Name     string        `json:"name"`
+	From, To plugin.Effect `json:"-"`
+}
+
+// The kinds of Widening.
+const (
+	WidenCampus   = "campus"   // a new campus service
+	WidenWebsite  = "website"  // a new network host
+	WidenAbility  = "ability"  // a new app feature (ability group)
+	WidenCloud    = "cloud"    // a new Cloud service
+	WidenRemote   = "remote"   // another remote server
+	WidenNewTool  = "newTool"  // a new tool stronger than read
+	WidenEffect   = "effect"   // a tool's effect is stronger
+	WidenUserOnly = "userOnly" // a tool is no longer userOnly
+)
+
+// String is the English phrase of w, e.g. "new campus service card" or "tool now: read → write".
+func (w Widening) String() string {
+	switch w.Kind {
+	case WidenCampus:
+		return "new campus service " + w.Name
+	case WidenWebsite:
+		return "new website " + w.Name
+	case WidenAbility:
+		return "new app feature " + w.Name
+	case WidenCloud:
+		return "new cloud service " + w.Name
+	case WidenRemote:
+		return "remote server " + w.Name
+	case WidenNewTool:
+		return fmt.Sprintf("new %s tool %s", w.To, w.Name)
+	case WidenEffect:
+		return fmt.Sprintf("tool %s: %s → %s", w.Name, w.From, w.To)
+	case WidenUserOnly:
+		return fmt.Sprintf("tool %s is no longer userOnly", w.Name)
+	}
+	return w.Kind + " " + w.Name
+}
+
+// Widenings lists how the declarations next are wider than old, in the order Widened words
+// them; see Widened for the rules.
+func Widenings(old, next Declarations) []Widening {
+	var w []Widening
 	for _, s := range next.Campus {
 		if !slices.Contains(old.Campus, s) {
-			w = append(w, "new campus service "+s)
+			w = append(w, Widening{Kind: WidenCampus, Name: s})
 		}
 	}
 	for _, n := range next.Network {
 		if !hostCovered(n, old.Network) {
-			w = append(w, "new website "+n)
+			w = append(w, Widening{Kind: WidenWebsite, Name: n})
 		}
 	}
 	for _, a := range next.Abilities {
 		if !slices.Contains(old.Abilities, a) {
-			w = append(w, "new app feature "+a)
+			w = append(w, Widening{Kind: WidenAbility, Name: a})
 		}
 	}
 	for _, c := range next.Cloud {
 		if !slices.Contains(old.Cloud, c) {
-			w = append(w, "new cloud service "+c)
+			w = append(w, Widening{Kind: WidenCloud, Name: c})
 		}
 	}
 	if next.Remote != "" && next.Remote != old.Remote {
-		w = append(w, "remote server "+next.Remote)
+		w = append(w, Widening{Kind: WidenRemote, Name: next.Remote})
 	}
 	for _, t := range next.Tools {
 		i := slices.IndexFunc(old.Tools, func(o ToolDecl) bool { return o.Name == t.Name })
 		if i < 0 {
 			if t.Effect != plugin.EffectRead {
-				w = append(w, fmt.Sprintf("new %s tool %s", t.Effect, t.Name))
+				w = append(w, Widening{Kind: WidenNewTool, Name: t.Name, To: t.Effect})
 			}
 			continue
 		}
 		o := old.Tools[i]
 		if !o.Effect.AtLeast(t.Effect) {
-			w = append(w, fmt.Sprintf("tool %s: %s → %s", t.Name, o.Effect, t.Effect))
+			w = append(w, Widening{Kind: WidenEffect, Name: t.Name, From: o.Effect, To: t.Effect})
 		}
 		if o.UserOnly && !t.UserOnly {
-			w = append(w, fmt.Sprintf("tool %s is no longer userOnly", t.Name))
+			w = append(w, Widening{Kind: WidenUserOnly, Name: t.Name})
 		}
 	}
 	return w

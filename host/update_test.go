@@ -70,6 +70,15 @@ func TestUpdateCases(t *testing.T) {
 				}
 				got.Error = ""
 			}
+			// Widenings is Widened as data: the same phrases, in order.
+			var phrases []string
+			for _, w := range got.Widenings {
+				phrases = append(phrases, w.String())
+			}
+			if !reflect.DeepEqual(phrases, got.Widened) {
+				t.Fatalf("Widenings %v, Widened %v", phrases, got.Widened)
+			}
+			got.Widenings = nil
 			if !reflect.DeepEqual(*got, tc.want) {
 				t.Fatalf("Update = %+v\nwant     %+v", *got, tc.want)
 			}

@@ -6,6 +6,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/internal/msg"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // TestEveryCommandHasHelp walks the registry: every command answers --help, -h and
@@ -111,5 +115,28 @@ func TestEditDistance(t *testing.T) {
 		if got := editDistance(tc.a, tc.b); got != tc.want {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestWidenText: every kind of host.Widening is worded in both languages, none falls back to
+// the English of host.Widening.String in a Chinese run.
+func TestWidenText(t *testing.T) {
+	ws := []host.Widening{
+		{Kind: host.WidenCampus, Name: "card"}, {Kind: host.WidenWebsite, Name: "a.example"},
+		{Kind: host.WidenAbility, Name: "todos"}, {Kind: host.WidenCloud, Name: "store"},
+		{Kind: host.WidenRemote, Name: "https://r.example/mcp"}, {Kind: host.WidenNewTool, Name: "pay", To: plugin.EffectMoney},
+		{Kind: host.WidenEffect, Name: "now", From: plugin.EffectRead, To: plugin.EffectWrite}, {Kind: host.WidenUserOnly, Name: "code"},
+	}
+	var en []string
+	for _, w := range ws {
+		en = append(en, w.String())
+	}
+	if got := widenText(msg.En, ws); got != strings.Join(en, "; ") {
+		t.Errorf("en: %q\nwant %q", got, strings.Join(en, "; "))
+	}
+	want := "新的校园服务 card；新的网站 a.example；新的应用功能 todos；新的云服务 store；远程服务器 https://r.example/mcp；" +
+		"新的花钱类工具 pay；工具 now：读取 → 修改；工具 code 不再只限你本人使用（userOnly）"
+	if got := widenText(msg.ZhHans, ws); got != want {
+		t.Errorf("zh: %q\nwant %q", got, want)
 	}
 }

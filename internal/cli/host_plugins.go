@@ -197,12 +197,20 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		}
 		return nil
 	case "accept":
-		rv, widened, err := h.HeldReview(ctx, args[0])
+		rv, _, err := h.HeldReview(ctx, args[0])
 		if err != nil {
 			return err
 		}
+		in, err := h.Show(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		var widened []host.Widening
+		if in.Held != nil {
+			widened = in.Held.Widenings
+		}
 		fmt.Fprint(c.out(), rv.Sheet(string(c.lang)))
-		fmt.Fprintf(c.out(), "\n%s\n", c.t(msg.Widens, rv.ID, rv.Installed, rv.Version, strings.Join(widened, "; ")))
+		fmt.Fprintf(c.out(), "\n%s\n", c.t(msg.Widens, rv.ID, rv.Installed, rv.Version, widenText(c.lang, widened)))
 		if !c.yes && !confirm(c.env.Stdin, c.out(), c.t(msg.Confirm, c.t(msg.AcceptPrompt))) {
 			fmt.Fprintln(c.out(), c.t(msg.NotUpdated))
 			return errors.New(c.t(msg.UpdateNotAccepted))
@@ -372,7 +380,7 @@ func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode)
 		line(msg.ShowNewer, in.ID, in.Forward)
 	}
 	if in.Held != nil {
-		line(msg.ShowHeld, in.ID, in.Held.Version, strings.Join(in.Held.Widened, "; "))
+		line(msg.ShowHeld, in.ID, in.Held.Version, widenText(c.lang, in.Held.Widenings))
 	}
 	d := in.Declarations
 	line(msg.ShowCampus, c.orNone(d.Campus))
@@ -435,9 +443,49 @@ func describe(lang msg.Lang, o *host.UpdateOutcome, action string) string {
 		}
 		return lang.T(msg.Updated, o.ID, o.From, o.To)
 	case host.StatusHeld:
-		return lang.T(msg.UpdateHeld, o.ID, o.To, strings.Join(o.Widened, "; "))
+		w := widenText(lang, o.Widenings)
+		if len(o.Widenings) == 0 { // an outcome from elsewhere (JSON): its English words
+			w = strings.Join(o.Widened, "; ")
+		}
+		return lang.T(msg.UpdateHeld, o.ID, o.To, w)
 	case host.StatusSkipped:
 		return lang.T(msg.NotChecked, o.ID, o.From)
 	}
 	return lang.T(msg.UpdateFailed, o.ID, strings.TrimPrefix(o.Error, "host: "))
+}
+
+// widenText says, in lang, how an update widens a plugin (host.Widening), the items joined.
+func widenText(lang msg.Lang, ws []host.Widening) string {
+	effect := func(e plugin.Effect) string {
+		k, ok := map[plugin.Effect]msg.Key{plugin.EffectRead: msg.EffectRead, plugin.EffectWrite: msg.EffectWrite,
+			plugin.EffectMoney: msg.EffectMoney, plugin.EffectPublic: msg.EffectPublic}[e]
+		if !ok {
+			return e.String()
+		}
+		return lang.T(k)
+	}
+	parts := make([]string, 0, len(ws))
+	for _, w := range ws {
+		switch w.Kind {
+		case host.WidenCampus:
+			parts = append(parts, lang.T(msg.WidenCampus, w.Name))
+		case host.WidenWebsite:
+			parts = append(parts, lang.T(msg.WidenWebsite, w.Name))
+		case host.WidenAbility:
+			parts = append(parts, lang.T(msg.WidenAbility, w.Name))
+		case host.WidenCloud:
+			parts = append(parts, lang.T(msg.WidenCloud, w.Name))
+		case host.WidenRemote:
+			parts = append(parts, lang.T(msg.WidenRemote, w.Name))
+		case host.WidenNewTool:
+			parts = append(parts, lang.T(msg.WidenNewTool, w.Name, effect(w.To)))
+		case host.WidenEffect:
+			parts = append(parts, lang.T(msg.WidenEffect, w.Name, effect(w.From), effect(w.To)))
+		case host.WidenUserOnly:
+			parts = append(parts, lang.T(msg.WidenUserOnly, w.Name))
+		default:
+			parts = append(parts, w.String())
+		}
+	}
+	return strings.Join(parts, lang.T(msg.WidenSep))
 }
