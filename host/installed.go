@@ -15,7 +15,12 @@ import (
 
 // NotFound is the error for an unknown plugin, tool, data source or
 // confirmation.
-type NotFound struct{ What string }
+type NotFound struct {
+	What string
+	// Plugin, when set, is the id of the plugin that is not installed (the error is "no plugin
+	// … is installed"), for front ends that say so in another language.
+	Plugin string
+}
 
 // Error says what was not found.
 func (e *NotFound) Error() string { return "host: " + e.What }
@@ -24,7 +29,20 @@ func (e *NotFound) Error() string { return "host: " + e.What }
 // installing an id that is installed, accepting an update that is not held,
 // rolling back without a previous version, installing content that differs
 // from what was reviewed.
-type Conflict struct{ Msg string }
+type Conflict struct {
+	Msg string
+	// Reason, when set, names the conflict for front ends that say it in another language:
+	// ConflictNoPrevious, ConflictNoNewer or ConflictNoHeld, with Plugin, Current (the version in
+	// use) and Newer (the version Rollforward restores, or "").
+	Reason, Plugin, Current, Newer string
+}
+
+// Reasons of a Conflict.
+const (
+	ConflictNoPrevious = "no-previous" // Rollback: nothing older is kept
+	ConflictNoNewer    = "no-newer"    // Rollforward: no version a rollback left
+	ConflictNoHeld     = "no-held"     // AcceptUpdate, HeldReview: no update waits for review
+)
 
 // Error says what conflicts.
 func (e *Conflict) Error() string { return "host: " + e.Msg }
@@ -176,7 +194,7 @@ func (h *Host) record(ctx context.Context, q querier, id string) (*record, error
 		FROM plugins WHERE id = ?`, id).Scan(&r.id, &r.source, &r.note, &r.official, &r.enabled, &r.autoUpdate,
 		&r.current, &r.previous, &r.held, &r.forward, &r.checkedAt, &r.installedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
@@ -236,7 +254,7 @@ func (h *Host) Plugin(ctx context.Context, id string) (*plugin.Plugin, error) {
 	err := h.db.SQL.QueryRowContext(ctx, `SELECT v.hash, v.seq FROM plugins p JOIN plugin_versions v
 		ON v.plugin = p.id AND v.seq = p.current WHERE p.id = ?`, id).Scan(&hash, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
@@ -396,7 +414,7 @@ func (h *Host) setFlag(ctx context.Context, id, col string, on bool) error {
 		return fmt.Errorf("host: %s %s: %w", col, id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	return nil
 }

@@ -194,7 +194,7 @@ func (h *Host) AcceptUpdate(ctx context.Context, id, hash string) (*UpdateOutcom
 			return err
 		}
 		if !r.held.Valid {
-			return &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id)}
+			return &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id), Reason: ConflictNoHeld, Plugin: id}
 		}
 		cur, err := h.version(ctx, tx, id, r.current)
 		if err != nil {
@@ -234,13 +234,15 @@ func (h *Host) Rollback(ctx context.Context, id string) (*UpdateOutcome, error) 
 			return err
 		}
 		if !r.previous.Valid {
-			msg := fmt.Sprintf("plugin %s has no previous version to roll back to: nothing older than %s is kept", id, cur.version)
+			c := &Conflict{Msg: fmt.Sprintf("plugin %s has no previous version to roll back to: nothing older than %s is kept", id, cur.version),
+				Reason: ConflictNoPrevious, Plugin: id, Current: cur.version}
 			if r.forward.Valid {
 				if fv, err := h.version(ctx, tx, id, int(r.forward.Int64)); err == nil {
-					msg += fmt.Sprintf(" (%s is newer: harness plugins rollforward %s)", fv.version, id)
+					c.Msg += fmt.Sprintf(" (%s is newer: harness plugins rollforward %s)", fv.version, id)
+					c.Newer = fv.version
 				}
 			}
-			return &Conflict{Msg: msg}
+			return c
 		}
 		pv, err := h.version(ctx, tx, id, int(r.previous.Int64))
 		if err != nil {
@@ -272,7 +274,8 @@ func (h *Host) Rollforward(ctx context.Context, id string) (*UpdateOutcome, erro
 			return err
 		}
 		if !r.forward.Valid {
-			return &Conflict{Msg: fmt.Sprintf("plugin %s has no newer version to roll forward to: %s is the newest kept", id, cur.version)}
+			return &Conflict{Msg: fmt.Sprintf("plugin %s has no newer version to roll forward to: %s is the newest kept", id, cur.version),
+				Reason: ConflictNoNewer, Plugin: id, Current: cur.version}
 		}
 		fv, err := h.version(ctx, tx, id, int(r.forward.Int64))
 		if err != nil {
@@ -540,7 +543,7 @@ func (h *Host) HeldReview(ctx context.Context, id string) (*Review, []string, er
 		return nil, nil, err
 	}
 	if !r.held.Valid {
-		return nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id)}
+		return nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id), Reason: ConflictNoHeld, Plugin: id}
 	}
 	cur, err := h.version(ctx, h.db.SQL, id, r.current)
 	if err != nil {

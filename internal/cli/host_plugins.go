@@ -84,11 +84,32 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitUsage
 		case err != nil:
-			fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(err.Error(), "host: "))
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, hostError(lang, err))
 			return ExitFail
 		}
 		return ExitOK
 	}
+}
+
+// hostError is an error of the host in lang: the conflicts and absences the host names
+// (host.Conflict.Reason, host.NotFound.Plugin) from the catalogue, anything else as it is,
+// without its "host: " prefix.
+func hostError(lang msg.Lang, err error) string {
+	var c *host.Conflict
+	var nf *host.NotFound
+	switch {
+	case errors.As(err, &c) && c.Reason == host.ConflictNoPrevious && c.Newer != "":
+		return lang.T(msg.ErrNoPreviousNewr, c.Plugin, c.Current, c.Newer)
+	case errors.As(err, &c) && c.Reason == host.ConflictNoPrevious:
+		return lang.T(msg.ErrNoPrevious, c.Plugin, c.Current)
+	case errors.As(err, &c) && c.Reason == host.ConflictNoNewer:
+		return lang.T(msg.ErrNoNewer, c.Plugin, c.Current)
+	case errors.As(err, &c) && c.Reason == host.ConflictNoHeld:
+		return lang.T(msg.ErrNoHeld, c.Plugin)
+	case errors.As(err, &nf) && nf.Plugin != "":
+		return lang.T(msg.ErrNotInstalled, nf.Plugin)
+	}
+	return strings.TrimPrefix(err.Error(), "host: ")
 }
 
 // pluginsOpts are the flags of the `harness plugins …` commands.

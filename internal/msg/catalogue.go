@@ -102,10 +102,26 @@ const (
 	EffectWrite   Key = "effect.write"
 	EffectMoney   Key = "effect.money"
 	EffectPublic  Key = "effect.public"
+
+	// Errors of the host a command says in the run's language (host.NotFound, host.Conflict).
+	ErrNotInstalled   Key = "err.notInstalled"    // %[1]s id
+	ErrNoPrevious     Key = "err.noPrevious"      // %[1]s id, %[2]s version in use
+	ErrNoPreviousNewr Key = "err.noPreviousNewer" // %[1]s id, %[2]s in use, %[3]s newer
+	ErrNoNewer        Key = "err.noNewer"         // %[1]s id, %[2]s version in use
+	ErrNoHeld         Key = "err.noHeld"          // %[1]s id
 )
 
 // catalogue holds every message; TestCatalogue checks both languages of each.
 var catalogue = map[Key]entry{
+	ErrNotInstalled: {"没有安装插件 %[1]q", "no plugin %[1]q is installed"},
+	ErrNoPrevious: {"插件 %[1]s 没有上一个版本可回退：比 %[2]s 更早的版本没有保留",
+		"plugin %[1]s has no previous version to roll back to: nothing older than %[2]s is kept"},
+	ErrNoPreviousNewr: {"插件 %[1]s 没有上一个版本可回退：比 %[2]s 更早的版本没有保留（较新的 %[3]s 还在：harness plugins rollforward %[1]s）",
+		"plugin %[1]s has no previous version to roll back to: nothing older than %[2]s is kept (%[3]s is newer: harness plugins rollforward %[1]s)"},
+	ErrNoNewer: {"插件 %[1]s 没有较新的版本可恢复：%[2]s 已是保留的最新版本",
+		"plugin %[1]s has no newer version to roll forward to: %[2]s is the newest kept"},
+	ErrNoHeld: {"插件 %[1]s 没有等待审核的更新", "plugin %[1]s has no update waiting for review"},
+
 	WidenCampus:   {"新的校园服务 %[1]s", "new campus service %[1]s"},
 	WidenWebsite:  {"新的网站 %[1]s", "new website %[1]s"},
 	WidenAbility:  {"新的应用功能 %[1]s", "new app feature %[1]s"},
