@@ -109,7 +109,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case args[0] == "help":
 		return help(args[1:], stdout, stderr)
 	}
-	args = moveGlobalLang(args)
+	if args = moveGlobalLang(args); args[0] == "help" {
+		return help(args[1:], stdout, stderr)
+	}
 	best, n := lookup(args)
 	if best == nil {
 		return unknown(args, stdout, stderr)
@@ -134,7 +136,13 @@ func moveGlobalLang(args []string) []string {
 	default:
 		return args
 	}
+	if len(args) == 0 || isHelp(args[0]) { // `harness --lang en` alone, or with --help
+		return []string{"help"}
+	}
 	_, n := lookup(args)
+	if n == 0 { // a group or an unknown command: nothing there parses --lang
+		return args
+	}
 	out := append([]string{}, args[:n]...)
 	out = append(out, lang...)
 	return append(out, args[n:]...)
