@@ -40,6 +40,13 @@ func TestFallbackJSON(t *testing.T) {
 		{"PUT", "/v1/plugins", 405, "method_not_allowed", "GET, HEAD, POST"},
 		{"POST", "/v1/extra", 405, "method_not_allowed", "GET, HEAD"},
 		{"BREW", "/v1/audit", 405, "method_not_allowed", "GET, HEAD"},
+		{"GET", "/v1/plugins/x/rollforward", 405, "method_not_allowed", "POST"},
+		{"DELETE", "/v1/plugins/x/versions", 405, "method_not_allowed", "GET, HEAD"},
+		// The version routes themselves, for a plugin that is not there (or a path trick).
+		{"GET", "/v1/plugins/nope/versions", 404, "not_found", ""},
+		{"POST", "/v1/plugins/nope/rollforward", 404, "not_found", ""},
+		{"GET", "/v1/plugins/..%2f..%2fetc/versions", 404, "not_found", ""},
+		{"GET", "/v1/plugins/%00/versions", 404, "not_found", ""},
 	}
 	for _, tc := range tests {
 		req := httptest.NewRequest(tc.method, "http://127.0.0.1:8788"+tc.path, nil)
