@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 	// The in-process tests expect the English messages; the scripts set their own locale
 	// (Setup below, and `env LANG=…` in a script). A child run as a script command keeps the
 	// script's environment.
-	if base := filepath.Base(os.Args[0]); base != "harness" && base != "demo-canteen" {
+	if base := filepath.Base(os.Args[0]); base != "harness" && base != "demo-canteen" && base != "static-http" {
 		os.Unsetenv("LC_ALL")
 		os.Unsetenv("LC_MESSAGES")
 		os.Setenv("LANG", "en_US.UTF-8")
