@@ -58,6 +58,10 @@ func toolRun(env *Env) int {
 	if len(args) < 1 || len(args) > 2 {
 		return usage("")
 	}
+	lang, err := hf.language()
+	if err != nil {
+		return usage(err.Error())
+	}
 	pluginID, tool, ok := host.SplitToolName(args[0])
 	if !ok || pluginID == "" || tool == "" {
 		return usage(fmt.Sprintf("%q: name the tool as ID.TOOL, e.g. shuttle.next", args[0]))
@@ -79,7 +83,7 @@ func toolRun(env *Env) int {
 	result, runErr := h.RunTool(ctx, host.ActorUser, pluginID, tool, input)
 	var nf *host.NotFound
 	if errors.As(runErr, &nf) && !*asJSON {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(runErr.Error(), "host: "))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, hostError(lang, runErr))
 		return ExitFail
 	}
 	// A failing step is placed as PLUGIN/FILE:LINE:COL, the file inside the installed plugin.
