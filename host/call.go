@@ -216,7 +216,7 @@ func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plug
 	)
 	err := h.stmtTool.QueryRowContext(ctx, id).Scan(&enabled, &seq, &hash, &raw, &official)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return nil, nil, nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("host: plugin %s: %w", id, err)

@@ -15,7 +15,12 @@ import (
 
 // NotFound is the error for an unknown plugin, tool, data source or
 // confirmation.
-type NotFound struct{ What string }
+type NotFound struct {
+	What string
+	// Plugin, when set, is the id of the plugin that is not installed (the error is "no plugin
+	// … is installed"), for front ends that say so in another language.
+	Plugin string
+}
 
 // Error says what was not found.
 func (e *NotFound) Error() string { return "host: " + e.What }
@@ -24,7 +29,20 @@ func (e *NotFound) Error() string { return "host: " + e.What }
 // installing an id that is installed, accepting an update that is not held,
 // rolling back without a previous version, installing content that differs
 // from what was reviewed.
-type Conflict struct{ Msg string }
+type Conflict struct {
+	Msg string
+	// Reason, when set, names the conflict for front ends that say it in another language:
+	// ConflictNoPrevious, ConflictNoNewer or ConflictNoHeld, with Plugin, Current (the version in
+	// use) and Newer (the version Rollforward restores, or "").
+	Reason, Plugin, Current, Newer string
+}
+
+// Reasons of a Conflict.
+const (
+	ConflictNoPrevious = "no-previous" // Rollback: nothing older is kept
+	ConflictNoNewer    = "no-newer"    // Rollforward: no version a rollback left
+	ConflictNoHeld     = "no-held"     // AcceptUpdate, HeldReview: no update waits for review
+)
 
 // Error says what conflicts.
 func (e *Conflict) Error() string { return "host: " + e.Msg }
@@ -135,6 +153,8 @@ type Installed struct {
 	Note string `json:"note,omitempty"`
 	// Previous is the version rollback restores, "" when there is none.
 	Previous string `json:"previous,omitempty"`
+	// Forward is the newer version a rollback left, which Rollforward restores; "" when none.
+	Forward string `json:"forward,omitempty"`
 	// Held is an update waiting for the user (its declarations are wider).
 	Held *HeldUpdate `json:"held,omitempty"`
 	// Declarations of the current version.
@@ -150,6 +170,8 @@ type HeldUpdate struct {
 	Version string   `json:"version"`
 	Hash    string   `json:"hash"`
 	Widened []string `json:"widened"`
+	// Widenings is Widened as data (see Widening).
+	Widenings []Widening `json:"-"`
 }
 
 // record is a plugins row.
@@ -157,7 +179,7 @@ type record struct {
 	id, source, note              string
 	official, enabled, autoUpdate bool
 	current                       int
-	previous, held                sql.NullInt64
+	previous, held, forward       sql.NullInt64
 	checkedAt, installedAt        int64
 }
 
@@ -168,11 +190,11 @@ type querier interface {
 
 func (h *Host) record(ctx context.Context, q querier, id string) (*record, error) {
 	var r record
-	err := q.QueryRowContext(ctx, `SELECT id, source, note, official, enabled, auto_update, current, previous, held, checked_at, installed_at
+	err := q.QueryRowContext(ctx, `SELECT id, source, note, official, enabled, auto_update, current, previous, held, forward, checked_at, installed_at
 		FROM plugins WHERE id = ?`, id).Scan(&r.id, &r.source, &r.note, &r.official, &r.enabled, &r.autoUpdate,
-		&r.current, &r.previous, &r.held, &r.checkedAt, &r.installedAt)
+		&r.current, &r.previous, &r.held, &r.forward, &r.checkedAt, &r.installedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
@@ -232,7 +254,7 @@ func (h *Host) Plugin(ctx context.Context, id string) (*plugin.Plugin, error) {
 	err := h.db.SQL.QueryRowContext(ctx, `SELECT v.hash, v.seq FROM plugins p JOIN plugin_versions v
 		ON v.plugin = p.id AND v.seq = p.current WHERE p.id = ?`, id).Scan(&hash, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
@@ -350,12 +372,19 @@ func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 		}
 		in.Previous = pv.version
 	}
+	if r.forward.Valid {
+		fv, err := h.version(ctx, h.db.SQL, id, int(r.forward.Int64))
+		if err != nil {
+			return nil, err
+		}
+		in.Forward = fv.version
+	}
 	if r.held.Valid {
 		hv, err := h.version(ctx, h.db.SQL, id, int(r.held.Int64))
 		if err != nil {
 			return nil, err
 		}
-		in.Held = &HeldUpdate{Version: hv.version, Hash: hv.hash, Widened: Widened(cur.decl, hv.decl)}
+		in.Held = &HeldUpdate{Version: hv.version, Hash: hv.hash, Widened: Widened(cur.decl, hv.decl), Widenings: Widenings(cur.decl, hv.decl)}
 	}
 	return in, nil
 }
@@ -385,7 +414,7 @@ func (h *Host) setFlag(ctx context.Context, id, col string, on bool) error {
 		return fmt.Errorf("host: %s %s: %w", col, id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func installedRemote(p *RemotePlugin) *Installed {
 // remote returns the remote plugin id, or a *NotFound when there is none.
 func (h *Host) remote(ctx context.Context, id string) (*RemotePlugin, error) {
 	if h.remotes == nil {
-		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id)}
+		return nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	return h.remotes.Get(ctx, id)
 }

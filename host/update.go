@@ -41,6 +41,8 @@ type UpdateOutcome struct {
 	Note    string   `json:"note,omitempty"`
 	Widened []string `json:"widened,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// Widenings is Widened as data, for front ends that word it in another language.
+	Widenings []Widening `json:"-"`
 }
 
 // AutoUpdateInterval is how often Host.AutoUpdate checks a plugin (seed 004
@@ -103,9 +105,10 @@ func (h *Host) offer(ctx context.Context, id string, nr *reviewed) (*UpdateOutco
 			}
 			return prune(ctx, tx, id)
 		}
-		widened := Widened(cur.decl, DeclarationsOf(nr.p))
-		if len(widened) > 0 {
-			out.Status, out.Widened = StatusHeld, widened
+		widenings := Widenings(cur.decl, DeclarationsOf(nr.p))
+		if len(widenings) > 0 {
+			widened := Widened(cur.decl, DeclarationsOf(nr.p))
+			out.Status, out.Widened, out.Widenings = StatusHeld, widened, widenings
 			out.Note = fmt.Sprintf("update to %s waits for your review: %s", nr.p.Manifest.Version, strings.Join(widened, "; "))
 			if r.held.Valid {
 				hv, err := h.version(ctx, tx, id, int(r.held.Int64))
@@ -143,9 +146,9 @@ func (h *Host) offer(ctx context.Context, id string, nr *reviewed) (*UpdateOutco
 			testHookInUpdate()
 		}
 		out.Status = StatusApplied
-		out.Note = "updated to " + nr.p.Manifest.Version
-		// A held update the new content supersedes is dropped.
-		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = ?, held = NULL, checked_at = ?, note = ? WHERE id = ?`,
+		out.Note = updateNote(cur.version, nr.p.Manifest.Version)
+		// A held update the new content supersedes is dropped, and so is a version a rollback left.
+		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = ?, held = NULL, forward = NULL, checked_at = ?, note = ? WHERE id = ?`,
 			seq, now, out.Note, id); err != nil {
 			return fmt.Errorf("host: update %s: %w", id, err)
 		}
@@ -170,7 +173,8 @@ func prune(ctx context.Context, tx *sql.Tx, id string) error {
 	_, err := tx.ExecContext(ctx, `DELETE FROM plugin_versions WHERE plugin = ?1 AND seq NOT IN (
 		SELECT current FROM plugins WHERE id = ?1
 		UNION SELECT previous FROM plugins WHERE id = ?1 AND previous IS NOT NULL
-		UNION SELECT held FROM plugins WHERE id = ?1 AND held IS NOT NULL)`, id)
+		UNION SELECT held FROM plugins WHERE id = ?1 AND held IS NOT NULL
+		UNION SELECT forward FROM plugins WHERE id = ?1 AND forward IS NOT NULL)`, id)
 	if err != nil {
 		return fmt.Errorf("host: update %s: prune: %w", id, err)
 	}
@@ -190,7 +194,7 @@ func (h *Host) AcceptUpdate(ctx context.Context, id, hash string) (*UpdateOutcom
 			return err
 		}
 		if !r.held.Valid {
-			return &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id)}
+			return &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id), Reason: ConflictNoHeld, Plugin: id}
 		}
 		cur, err := h.version(ctx, tx, id, r.current)
 		if err != nil {
@@ -203,8 +207,8 @@ func (h *Host) AcceptUpdate(ctx context.Context, id, hash string) (*UpdateOutcom
 		if hash != "" && hash != hv.hash {
 			return &Conflict{Msg: fmt.Sprintf("the update of %s waiting for review is %s, not %s; review it again", id, hv.hash, hash)}
 		}
-		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: hv.version, Note: "updated to " + hv.version}
-		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = held, held = NULL, note = ? WHERE id = ?`, out.Note, id); err != nil {
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: hv.version, Note: updateNote(cur.version, hv.version)}
+		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = held, held = NULL, forward = NULL, note = ? WHERE id = ?`, out.Note, id); err != nil {
 			return fmt.Errorf("host: accept update of %s: %w", id, err)
 		}
 		return prune(ctx, tx, id)
@@ -213,9 +217,11 @@ func (h *Host) AcceptUpdate(ctx context.Context, id, hash string) (*UpdateOutcom
 }
 
 // Rollback restores the previous version of a plugin (seed 004 "Updates":
-// "roll back to the previous version"); the version it replaces becomes the
-// previous one, so a second Rollback undoes the first. Without a previous
-// version the error is a *Conflict.
+// "roll back to the previous version"). The host keeps one previous version, so after a
+// rollback there is nothing older: the version it replaced is kept as the newer one, which
+// Rollforward restores (and the next applied update drops). The note is "rolled back
+// 1.1.0 → 1.0.0". Without a previous version the error is a *Conflict that says so (and names
+// the newer version and `harness plugins rollforward` when there is one).
 func (h *Host) Rollback(ctx context.Context, id string) (*UpdateOutcome, error) {
 	var out *UpdateOutcome
 	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -223,25 +229,137 @@ func (h *Host) Rollback(ctx context.Context, id string) (*UpdateOutcome, error) 
 		if err != nil {
 			return err
 		}
-		if !r.previous.Valid {
-			return &Conflict{Msg: fmt.Sprintf("plugin %s has no previous version to roll back to", id)}
-		}
 		cur, err := h.version(ctx, tx, id, r.current)
 		if err != nil {
 			return err
+		}
+		if !r.previous.Valid {
+			c := &Conflict{Msg: fmt.Sprintf("plugin %s has no previous version to roll back to: nothing older than %s is kept", id, cur.version),
+				Reason: ConflictNoPrevious, Plugin: id, Current: cur.version}
+			if r.forward.Valid {
+				if fv, err := h.version(ctx, tx, id, int(r.forward.Int64)); err == nil {
+					c.Msg += fmt.Sprintf(" (%s is newer: harness plugins rollforward %s)", fv.version, id)
+					c.Newer = fv.version
+				}
+			}
+			return c
 		}
 		pv, err := h.version(ctx, tx, id, int(r.previous.Int64))
 		if err != nil {
 			return err
 		}
-		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: pv.version, Note: "rolled back to " + pv.version}
-		_, err = tx.ExecContext(ctx, `UPDATE plugins SET current = previous, previous = current, note = ? WHERE id = ?`, out.Note, id)
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: pv.version,
+			Note: "rolled back " + versionPair(cur, pv)}
+		_, err = tx.ExecContext(ctx, `UPDATE plugins SET forward = current, current = previous, previous = NULL, note = ? WHERE id = ?`, out.Note, id)
 		if err != nil {
 			return fmt.Errorf("host: rollback %s: %w", id, err)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// Rollforward undoes a Rollback: the newer version it left runs again and the rolled-back one
+// becomes the previous version. The note is "rolled forward 1.0.0 → 1.1.0". Without such a
+// version (no rollback, or an update applied since) the error is a *Conflict.
+func (h *Host) Rollforward(ctx context.Context, id string) (*UpdateOutcome, error) {
+	var out *UpdateOutcome
+	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := h.record(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		cur, err := h.version(ctx, tx, id, r.current)
+		if err != nil {
+			return err
+		}
+		if !r.forward.Valid {
+			return &Conflict{Msg: fmt.Sprintf("plugin %s has no newer version to roll forward to: %s is the newest kept", id, cur.version),
+				Reason: ConflictNoNewer, Plugin: id, Current: cur.version}
+		}
+		fv, err := h.version(ctx, tx, id, int(r.forward.Int64))
+		if err != nil {
+			return err
+		}
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: fv.version,
+			Note: "rolled forward " + versionPair(cur, fv)}
+		_, err = tx.ExecContext(ctx, `UPDATE plugins SET previous = current, current = forward, forward = NULL, note = ? WHERE id = ?`, out.Note, id)
+		if err != nil {
+			return fmt.Errorf("host: rollforward %s: %w", id, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// KeptVersion is one version of a plugin the host keeps: Role is "current" (runs), "previous"
+// (Rollback restores it), "newer" (a rollback left it; Rollforward restores it) or "held" (an
+// update waiting for review, AcceptUpdate applies it).
+type KeptVersion struct {
+	Role      string    `json:"role"`
+	Version   string    `json:"version"`
+	Hash      string    `json:"hash"`
+	FetchedAt time.Time `json:"fetchedAt"`
+}
+
+// Versions lists the versions kept for plugin id, newest first by when they were fetched
+// (at most four: current, previous, newer and held). The error is a *NotFound for an unknown
+// plugin.
+func (h *Host) Versions(ctx context.Context, id string) ([]KeptVersion, error) {
+	r, err := h.record(ctx, h.db.SQL, id)
+	if err != nil {
+		return nil, err
+	}
+	roles := map[int64]string{int64(r.current): "current"}
+	for role, seq := range map[string]sql.NullInt64{"previous": r.previous, "newer": r.forward, "held": r.held} {
+		if seq.Valid {
+			roles[seq.Int64] = role
+		}
+	}
+	rows, err := h.db.SQL.QueryContext(ctx, `SELECT seq, version, hash, fetched_at FROM plugin_versions WHERE plugin = ? ORDER BY seq DESC`, id)
+	if err != nil {
+		return nil, fmt.Errorf("host: versions of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []KeptVersion
+	for rows.Next() {
+		var seq, at int64
+		var v KeptVersion
+		if err := rows.Scan(&seq, &v.Version, &v.Hash, &at); err != nil {
+			return nil, fmt.Errorf("host: versions of %s: %w", id, err)
+		}
+		role, ok := roles[seq]
+		if !ok {
+			continue // pruned at the next change
+		}
+		v.Role, v.FetchedAt = role, time.UnixMilli(at).UTC()
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// updateNote is the note of an applied update: "updated 1.0.0 → 1.1.0", or "content changed,
+// same version 1.0.0" when the manifest's version did not change.
+func updateNote(from, to string) string {
+	if from == to {
+		return "content changed, same version " + to
+	}
+	return fmt.Sprintf("updated %s → %s", from, to)
+}
+
+// versionPair is "1.1.0 → 1.0.0" for a rollback note; when both have the same manifest
+// version (content changed, same version), each is followed by the start of its content hash.
+func versionPair(from, to *version) string {
+	if from.version != to.version {
+		return from.version + " → " + to.version
+	}
+	short := func(h string) string {
+		if len(h) > 19 {
+			return h[:19] + "…"
+		}
+		return h
+	}
+	return fmt.Sprintf("%s (%s) → %s (%s)", from.version, short(from.hash), to.version, short(to.hash))
 }
 
 // AutoUpdate is the start-up check of `harness serve`: it checks every
@@ -276,43 +394,98 @@ func (h *Host) AutoUpdate(ctx context.Context) ([]*UpdateOutcome, error) {
 // automatically.
 func Widened(old, next Declarations) []string {
 	var w []string
+	for _, x := range Widenings(old, next) {
+		w = append(w, x.String())
+	}
+	return w
+}
+
+// Widening is one way a version's declarations are wider than the one in use, as data so that
+// each front end can say it in its language (Widened says it in English). Kind is one of the
+// Widen… constants; Name is the campus service, website, ability, Cloud service, remote server
+// or tool; From and To are a tool's effects for WidenEffect, To a new tool's for WidenNewTool.
+type Widening struct {
+	Kind     string        `json:"kind"`
+	Name     string        `json:"name"`
+	From, To plugin.Effect `json:"-"`
+}
+
+// The kinds of Widening.
+const (
+	WidenCampus   = "campus"   // a new campus service
+	WidenWebsite  = "website"  // a new network host
+	WidenAbility  = "ability"  // a new app feature (ability group)
+	WidenCloud    = "cloud"    // a new Cloud service
+	WidenRemote   = "remote"   // another remote server
+	WidenNewTool  = "newTool"  // a new tool stronger than read
+	WidenEffect   = "effect"   // a tool's effect is stronger
+	WidenUserOnly = "userOnly" // a tool is no longer userOnly
+)
+
+// String is the English phrase of w, e.g. "new campus service card" or "tool now: read → write".
+func (w Widening) String() string {
+	switch w.Kind {
+	case WidenCampus:
+		return "new campus service " + w.Name
+	case WidenWebsite:
+		return "new website " + w.Name
+	case WidenAbility:
+		return "new app feature " + w.Name
+	case WidenCloud:
+		return "new cloud service " + w.Name
+	case WidenRemote:
+		return "remote server " + w.Name
+	case WidenNewTool:
+		return fmt.Sprintf("new %s tool %s", w.To, w.Name)
+	case WidenEffect:
+		return fmt.Sprintf("tool %s: %s → %s", w.Name, w.From, w.To)
+	case WidenUserOnly:
+		return fmt.Sprintf("tool %s is no longer userOnly", w.Name)
+	}
+	return w.Kind + " " + w.Name
+}
+
+// Widenings lists how the declarations next are wider than old, in the order Widened words
+// them; see Widened for the rules.
+func Widenings(old, next Declarations) []Widening {
+	var w []Widening
 	for _, s := range next.Campus {
 		if !slices.Contains(old.Campus, s) {
-			w = append(w, "new campus service "+s)
+			w = append(w, Widening{Kind: WidenCampus, Name: s})
 		}
 	}
 	for _, n := range next.Network {
 		if !hostCovered(n, old.Network) {
-			w = append(w, "new website "+n)
+			w = append(w, Widening{Kind: WidenWebsite, Name: n})
 		}
 	}
 	for _, a := range next.Abilities {
 		if !slices.Contains(old.Abilities, a) {
-			w = append(w, "new app feature "+a)
+			w = append(w, Widening{Kind: WidenAbility, Name: a})
 		}
 	}
 	for _, c := range next.Cloud {
 		if !slices.Contains(old.Cloud, c) {
-			w = append(w, "new cloud service "+c)
+			w = append(w, Widening{Kind: WidenCloud, Name: c})
 		}
 	}
 	if next.Remote != "" && next.Remote != old.Remote {
-		w = append(w, "remote server "+next.Remote)
+		w = append(w, Widening{Kind: WidenRemote, Name: next.Remote})
 	}
 	for _, t := range next.Tools {
 		i := slices.IndexFunc(old.Tools, func(o ToolDecl) bool { return o.Name == t.Name })
 		if i < 0 {
 			if t.Effect != plugin.EffectRead {
-				w = append(w, fmt.Sprintf("new %s tool %s", t.Effect, t.Name))
+				w = append(w, Widening{Kind: WidenNewTool, Name: t.Name, To: t.Effect})
 			}
 			continue
 		}
 		o := old.Tools[i]
 		if !o.Effect.AtLeast(t.Effect) {
-			w = append(w, fmt.Sprintf("tool %s: %s → %s", t.Name, o.Effect, t.Effect))
+			w = append(w, Widening{Kind: WidenEffect, Name: t.Name, From: o.Effect, To: t.Effect})
 		}
 		if o.UserOnly && !t.UserOnly {
-			w = append(w, fmt.Sprintf("tool %s is no longer userOnly", t.Name))
+			w = append(w, Widening{Kind: WidenUserOnly, Name: t.Name})
 		}
 	}
 	return w
@@ -370,7 +543,7 @@ func (h *Host) HeldReview(ctx context.Context, id string) (*Review, []string, er
 		return nil, nil, err
 	}
 	if !r.held.Valid {
-		return nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id)}
+		return nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s has no update waiting for review", id), Reason: ConflictNoHeld, Plugin: id}
 	}
 	cur, err := h.version(ctx, h.db.SQL, id, r.current)
 	if err != nil {

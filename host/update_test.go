@@ -24,13 +24,15 @@ func TestUpdateCases(t *testing.T) {
 	}{
 		{"same hash", demo("1.0.0"),
 			UpdateOutcome{ID: "demo", Status: StatusCurrent, From: "1.0.0"}, "1.0.0"},
+		{"content changed, same version", demo("1.0.0", [3]string{"tools/hello.yaml", "'你好,'", "'您好,'"}),
+			UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.0.0", To: "1.0.0", Note: "content changed, same version 1.0.0"}, "1.0.0"},
 		{"content changed", demo("1.3.0", [3]string{"tools/hello.yaml", "'你好,'", "'您好,'"}),
-			UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.0.0", To: "1.3.0", Note: "updated to 1.3.0"}, "1.3.0"},
+			UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.0.0", To: "1.3.0", Note: "updated 1.0.0 → 1.3.0"}, "1.3.0"},
 		{"new read tool", demo("1.1.0", [3]string{"PLUGIN.md", "  hello: tools/hello.yaml", "  hello: tools/hello.yaml\n  hi: tools/hi.yaml"},
 			[3]string{"tools/hi.yaml", "", "title: 嗨\ndescription: Says hi.\neffect: read\nreturn: \"'hi'\"\n"}),
-			UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.0.0", To: "1.1.0", Note: "updated to 1.1.0"}, "1.1.0"},
+			UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.0.0", To: "1.1.0", Note: "updated 1.0.0 → 1.1.0"}, "1.1.0"},
 		{"narrower network", demo("1.0.1", [3]string{"PLUGIN.md", "network: [api.example.com]", "network: [api.example.com]\nabilities: []"}),
-			UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.0.0", To: "1.0.1", Note: "updated to 1.0.1"}, "1.0.1"},
+			UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.0.0", To: "1.0.1", Note: "updated 1.0.0 → 1.0.1"}, "1.0.1"},
 		{"new campus service", demo("2.0.0", [3]string{"PLUGIN.md", "network: [api.example.com]", "network: [api.example.com]\ncampus: [card]"}),
 			UpdateOutcome{ID: "demo", Status: StatusHeld, From: "1.0.0", To: "2.0.0", Widened: []string{"new campus service card"},
 				Note: "update to 2.0.0 waits for your review: new campus service card"}, "1.0.0"},
@@ -68,6 +70,15 @@ func TestUpdateCases(t *testing.T) {
 				}
 				got.Error = ""
 			}
+			// Widenings is Widened as data: the same phrases, in order.
+			var phrases []string
+			for _, w := range got.Widenings {
+				phrases = append(phrases, w.String())
+			}
+			if !reflect.DeepEqual(phrases, got.Widened) {
+				t.Fatalf("Widenings %v, Widened %v", phrases, got.Widened)
+			}
+			got.Widenings = nil
 			if !reflect.DeepEqual(*got, tc.want) {
 				t.Fatalf("Update = %+v\nwant     %+v", *got, tc.want)
 			}
@@ -104,7 +115,7 @@ func TestUpdateCases(t *testing.T) {
 					t.Fatalf("accept with another hash: %v", err)
 				}
 				acc, err := e.h.AcceptUpdate(ctx, "demo", rv.Hash)
-				if err != nil || acc.Note != "updated to 2.0.0" {
+				if err != nil || acc.Note != "updated 1.0.0 → 2.0.0" {
 					t.Fatalf("accept = %+v, %v", acc, err)
 				}
 				in, _ = e.h.Show(ctx, "demo")
@@ -122,8 +133,11 @@ func TestRollback(t *testing.T) {
 	e.install(t, link)
 	_, err := e.h.Rollback(ctx, "demo")
 	var c *Conflict
-	if !errors.As(err, &c) || err.Error() != "host: plugin demo has no previous version to roll back to" {
+	if !errors.As(err, &c) || err.Error() != "host: plugin demo has no previous version to roll back to: nothing older than 1.0.0 is kept" {
 		t.Fatalf("rollback without previous: %v", err)
+	}
+	if _, err := e.h.Rollforward(ctx, "demo"); !errors.As(err, &c) || !strings.Contains(err.Error(), "no newer version to roll forward to: 1.0.0 is the newest kept") {
+		t.Fatalf("rollforward without a rollback: %v", err)
 	}
 	e.site.set(demo("1.1.0", [3]string{"tools/hello.yaml", "'你好,'", "'您好,'"}))
 	if o, _ := e.h.Update(ctx, "demo"); o.Status != StatusApplied {
@@ -132,17 +146,50 @@ func TestRollback(t *testing.T) {
 	if v, _ := e.h.RunTool(ctx, ActorUser, "demo", "hello", nil); v != "您好,世界" {
 		t.Fatalf("after update hello = %v", v)
 	}
+	roles := func() string {
+		vs, err := e.h.Versions(ctx, "demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, v := range vs {
+			parts = append(parts, v.Role+"="+v.Version)
+		}
+		return strings.Join(parts, " ")
+	}
+	if got := roles(); got != "current=1.1.0 previous=1.0.0" {
+		t.Fatalf("versions after update: %s", got)
+	}
 	o, err := e.h.Rollback(ctx, "demo")
-	if err != nil || !reflect.DeepEqual(*o, UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.1.0", To: "1.0.0", Note: "rolled back to 1.0.0"}) {
+	if err != nil || !reflect.DeepEqual(*o, UpdateOutcome{ID: "demo", Status: StatusApplied, From: "1.1.0", To: "1.0.0", Note: "rolled back 1.1.0 → 1.0.0"}) {
 		t.Fatalf("rollback = %+v, %v", o, err)
 	}
 	if v, _ := e.h.RunTool(ctx, ActorUser, "demo", "hello", nil); v != "你好,世界" {
 		t.Fatalf("after rollback hello = %v", v)
 	}
 	in, _ := e.h.Show(ctx, "demo")
-	if in.Version != "1.0.0" || in.Previous != "1.1.0" || in.Note != "rolled back to 1.0.0" {
+	if in.Version != "1.0.0" || in.Previous != "" || in.Forward != "1.1.0" || in.Note != "rolled back 1.1.0 → 1.0.0" {
 		t.Fatalf("after rollback: %+v", in)
 	}
+	if got := roles(); got != "newer=1.1.0 current=1.0.0" {
+		t.Fatalf("versions after rollback: %s", got)
+	}
+	// A second rollback does not go forward again: there is nothing older.
+	if _, err := e.h.Rollback(ctx, "demo"); !errors.As(err, &c) ||
+		err.Error() != "host: plugin demo has no previous version to roll back to: nothing older than 1.0.0 is kept (1.1.0 is newer: harness plugins rollforward demo)" {
+		t.Fatalf("second rollback: %v", err)
+	}
+	o, err = e.h.Rollforward(ctx, "demo")
+	if err != nil || o.Note != "rolled forward 1.0.0 → 1.1.0" || o.To != "1.1.0" {
+		t.Fatalf("rollforward = %+v, %v", o, err)
+	}
+	if v, _ := e.h.RunTool(ctx, ActorUser, "demo", "hello", nil); v != "您好,世界" {
+		t.Fatalf("after rollforward hello = %v", v)
+	}
+	if got := roles(); got != "current=1.1.0 previous=1.0.0" {
+		t.Fatalf("versions after rollforward: %s", got)
+	}
+	e.h.Rollback(ctx, "demo")
 	// A third version prunes the oldest: only current and previous stay.
 	e.site.set(demo("1.2.0", [3]string{"tools/hello.yaml", "'你好,'", "'嗨,'"}))
 	e.h.Update(ctx, "demo")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/internal/msg"
 )
 
 // WriteSheet writes the review sheet of a remote plugin, shown before
@@ -15,29 +16,35 @@ import (
 // each tool with its effect and starting mode, and the instructions the
 // model will read. Plain text, one item a line.
 func WriteSheet(w io.Writer, srv *RemoteServer, hasToken bool) error {
+	return WriteSheetIn(w, srv, hasToken, msg.En)
+}
+
+// WriteSheetIn is WriteSheet in lang (msg.ZhHans or msg.En): the review sheet of a remote
+// plugin in the language of the run, as the host's own sheet is.
+func WriteSheetIn(w io.Writer, srv *RemoteServer, hasToken bool, lang msg.Lang) error {
 	title := srv.Title
 	if title == "" {
 		title = srv.Name
 	}
-	token := "no token"
+	token := lang.T(msg.RemoteNoToken)
 	if hasToken {
-		token = "bearer token kept by the host, never shown to the model"
+		token = lang.T(msg.RemoteToken)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Remote plugin %s — %s %s (Community)\n", srv.PluginID, title, srv.Version)
-	fmt.Fprintf(&b, "Server:   %s (%s)\n", srv.URL, token)
-	fmt.Fprintf(&b, "Reaches:  that server only; it never gets your campus session or password\n")
-	fmt.Fprintf(&b, "Tools:\n")
+	fmt.Fprintln(&b, lang.T(msg.RemoteHead, srv.PluginID, title, srv.Version))
+	fmt.Fprintln(&b, lang.T(msg.RemoteServer, srv.URL, token))
+	fmt.Fprintln(&b, lang.T(msg.RemoteReaches))
+	fmt.Fprintln(&b, lang.T(msg.RemoteTools))
 	modes := RemoteModes()
 	for _, t := range srv.Tools {
 		mode := modes[t.Effect]
-		how := "runs without asking"
+		how := lang.T(msg.RemoteRunsFree)
 		if mode == host.ModeAsk {
-			how = "asks you first"
+			how = lang.T(msg.RemoteAsksFirst)
 		}
 		fmt.Fprintf(&b, "  %-32s %-6s %-19s %s\n", ModelName(srv.PluginID, t.Name), t.Effect, how, t.Title)
 	}
-	fmt.Fprintf(&b, "Instructions for the assistant:\n")
+	fmt.Fprintln(&b, lang.T(msg.RemoteInstrs))
 	for _, line := range strings.Split(RemoteInstructions(srv.PluginID, srv.Instructions), "\n") {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -32,10 +33,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		allow := make([]string, 0, len(h))
+		allow := make([]string, 0, len(h)+1)
 		for m := range h {
 			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
 		}
+		sort.Strings(allow)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		s.run(w, r, func(http.ResponseWriter, *http.Request) error {
 			e := errf(protocol.CodeBadRequest, "method %s is not allowed here", r.Method)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -337,9 +338,17 @@ func errf(code protocol.ErrorCode, format string, args ...any) *protocol.Error {
 	return protocol.Errorf(code, format, args...)
 }
 
+// isJSONMediaType reports whether a Content-Type value is application/json, whatever its case
+// and parameters (RFC 9110 §8.3.1: type, subtype and parameter names are case-insensitive):
+// "APPLICATION/JSON; charset=UTF-8" is, "application/jsonp" is not.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
 // readJSON reads a body of at most max bytes and decodes it strictly into v.
 func readJSON(w http.ResponseWriter, r *http.Request, max int64, v protocol.Validatable) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		return errf(protocol.CodeBadRequest, "Content-Type must be application/json")
 	}
 	body, err := readBody(w, r, max)

@@ -98,6 +98,8 @@ func New(h *host.Host, opts Options) *Server {
 	s.route("GET /v1/plugins/{id}/held", s.held)
 	s.route("POST /v1/plugins/{id}/accept", s.accept)
 	s.route("POST /v1/plugins/{id}/rollback", s.rollback)
+	s.route("POST /v1/plugins/{id}/rollforward", s.rollforward)
+	s.route("GET /v1/plugins/{id}/versions", s.versions)
 	s.route("PUT /v1/plugins/{id}/enabled", s.enabled)
 	s.route("PUT /v1/plugins/{id}/auto-update", s.autoUpdate)
 	s.route("GET /v1/plugins/{id}/modes", s.modes)
@@ -109,6 +111,8 @@ func New(h *host.Host, opts Options) *Server {
 	s.route("POST /v1/confirmations/{cid}", s.confirm)
 	s.route("POST /v1/turns/{turn}/end", s.endTurn)
 	s.route("GET /v1/audit", s.audit)
+	// What no route takes: JSON 404, or 405 with Allow (fallback.go).
+	s.route("/", s.fallback)
 	return s
 }
 
@@ -490,6 +494,27 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (s *Server) rollforward(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.h.Rollforward(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (s *Server) versions(w http.ResponseWriter, r *http.Request) error {
+	vs, err := s.h.Versions(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if vs == nil {
+		vs = []host.KeptVersion{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"versions": vs})
 	return nil
 }
 

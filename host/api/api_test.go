@@ -126,6 +126,8 @@ func TestTranscript(t *testing.T) {
 	do("GET", "/v1/plugins/notes/data/nope", "")
 	do("POST", "/v1/plugins/notes/update", "")
 	do("POST", "/v1/plugins/notes/rollback", "")
+	do("POST", "/v1/plugins/notes/rollforward", "")
+	do("GET", "/v1/plugins/notes/versions", "")
 	do("POST", "/v1/plugins/notes/accept", "")
 	do("PUT", "/v1/plugins/notes/enabled", `{"on":false}`)
 	do("POST", "/v1/tools/notes__hello/call", `{"actor":"user"}`)

@@ -2,11 +2,17 @@
 // concept (plugin, serve, mcp, cloud, …); every command writes through the writers it is given
 // and returns an exit code instead of calling os.Exit, so tests can drive it in-process.
 //
+// Help comes from the registry: `harness PATH --help` (or -h, or `harness help PATH`) prints the
+// command's usage line, summary and flags to stdout and exits 0 for every registered command,
+// and for every group of them (`harness plugins --help`); an unknown command exits 2 and names
+// the nearest registered one by edit distance ("did you mean `plugins install`?").
+//
 // Exit codes follow SPEC-DECISIONS §9: 0 when all is well, 1 when a check or test failed, 2 on
 // bad usage.
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -37,6 +43,10 @@ type Command struct {
 	Usage string
 	// Summary is one line shown in help.
 	Summary string
+	// Flags, when not nil, defines the command's flags on fs (the same definitions its Run
+	// parses), so that --help lists them with their defaults. A command whose Usage names a
+	// flag (--x) must set it; TestEveryCommandHasHelp checks that each one it names is defined.
+	Flags func(fs *flag.FlagSet)
 	// Run executes the command and returns an exit code.
 	Run func(env *Env) int
 }
@@ -57,10 +67,92 @@ func Register(c *Command) {
 	commands[c.Path] = c
 }
 
+// Commands returns the registered commands sorted by path.
+func Commands() []*Command {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]*Command, 0, len(commands))
+	for _, c := range commands {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// isHelp reports whether a is a request for help.
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+
+// wantsHelp reports whether args, before a "--", ask for help.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
+}
+
 // Main runs the command named by args and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		printHelp(stdout, nil)
+		return ExitOK
+	case args[0] == "--version" || args[0] == "-version":
+		args = []string{"version"}
+	case isHelp(args[0]):
+		printHelp(stdout, nil)
+		return ExitOK
+	case args[0] == "help":
+		return help(args[1:], stdout, stderr)
+	}
+	if args = moveGlobalLang(args); args[0] == "help" {
+		return help(args[1:], stdout, stderr)
+	}
+	best, n := lookup(args)
+	if best == nil {
+		return unknown(args, stdout, stderr)
+	}
+	if wantsHelp(args[n:]) {
+		printCommandHelp(stdout, best)
+		return ExitOK
+	}
+	return best.Run(&Env{Args: args[n:], Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// moveGlobalLang lets --lang come before the command (`harness --lang en plugins list`): it
+// moves a leading --lang X (or --lang=X) after the command words, where the host commands
+// parse it.
+func moveGlobalLang(args []string) []string {
+	var lang []string
+	switch {
+	case len(args) >= 2 && (args[0] == "--lang" || args[0] == "-lang"):
+		lang, args = args[:2], args[2:]
+	case len(args) >= 1 && (strings.HasPrefix(args[0], "--lang=") || strings.HasPrefix(args[0], "-lang=")):
+		lang, args = args[:1], args[1:]
+	default:
+		return args
+	}
+	if len(args) == 0 || isHelp(args[0]) { // `harness --lang en` alone, or with --help
+		return []string{"help"}
+	}
+	_, n := lookup(args)
+	if n == 0 { // a group or an unknown command: nothing there parses --lang
+		return args
+	}
+	out := append([]string{}, args[:n]...)
+	out = append(out, lang...)
+	return append(out, args[n:]...)
+}
+
+// lookup finds the command with the longest path that args start with ("plugin validate"
+// before "plugin") and returns it with the number of words of its path.
+func lookup(args []string) (*Command, int) {
 	mu.Lock()
-	// Longest matching path wins: "plugin validate" before "plugin".
+	defer mu.Unlock()
 	var best *Command
 	bestLen := 0
 	for path, c := range commands {
@@ -69,17 +161,113 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			best, bestLen = c, len(words)
 		}
 	}
-	mu.Unlock()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		printHelp(stdout, "")
+	return best, bestLen
+}
+
+// help is `harness help [PATH…]`.
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printHelp(stdout, nil)
 		return ExitOK
 	}
-	if best == nil {
-		fmt.Fprintf(stderr, "harness: unknown command %q\n", strings.Join(args, " "))
-		printHelp(stderr, args[0])
+	if c, n := lookup(args); c != nil && n == len(args) {
+		printCommandHelp(stdout, c)
+		return ExitOK
+	}
+	if g := group(args); len(g) > 0 {
+		printHelp(stdout, g)
+		return ExitOK
+	}
+	return unknown(args, stdout, stderr)
+}
+
+// group returns the commands whose path starts with the words of prefix ("plugins" → every
+// "plugins …" command).
+func group(prefix []string) []*Command {
+	var out []*Command
+	for _, c := range Commands() {
+		words := strings.Fields(c.Path)
+		if len(words) > len(prefix) && equalWords(prefix, words[:len(prefix)]) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// unknown handles args that name no command: the words of a group alone (`harness plugins`)
+// or with --help list the group; anything else is an unknown command with the nearest
+// registered path suggested. Exit 0 for help, else 2.
+func unknown(args []string, stdout, stderr io.Writer) int {
+	// The longest prefix of args that is a group.
+	var g []*Command
+	n := 0
+	for i := len(args); i > 0; i-- {
+		if g = group(args[:i]); len(g) > 0 {
+			n = i
+			break
+		}
+	}
+	if g != nil && wantsHelp(args[n:]) {
+		printHelp(stdout, g)
+		return ExitOK
+	}
+	if g != nil && n == len(args) {
+		fmt.Fprintf(stderr, "harness %s: a command is missing\n", strings.Join(args, " "))
+		printHelp(stderr, g)
 		return ExitUsage
 	}
-	return best.Run(&Env{Args: args[bestLen:], Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	fmt.Fprintf(stderr, "harness: unknown command %q\n", strings.Join(args, " "))
+	s := Suggest(args)
+	switch {
+	case s != "":
+		fmt.Fprintf(stderr, "did you mean `harness %s`? (`harness %s --help` for its usage)\n", s, s)
+	case g != nil:
+		printHelp(stderr, g)
+	default:
+		fmt.Fprintln(stderr, "run `harness --help` for the list of commands")
+	}
+	return ExitUsage
+}
+
+// Suggest returns the registered command path nearest to the start of args by Levenshtein
+// distance over the words (for each path of k words, args' first k words are compared with
+// it), or "" when none is within a third of the path's length (at least 1 edit, at most 4).
+func Suggest(args []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range Commands() {
+		k := len(strings.Fields(c.Path))
+		if k > len(args) {
+			k = len(args)
+		}
+		typed := strings.Join(args[:k], " ")
+		d := editDistance(typed, c.Path)
+		limit := min(max(len(c.Path)/3, 1), 4)
+		if d <= limit && d < bestD {
+			best, bestD = c.Path, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func equalWords(a, b []string) bool {
@@ -91,25 +279,51 @@ func equalWords(a, b []string) bool {
 	return true
 }
 
-func printHelp(w io.Writer, prefix string) {
-	mu.Lock()
-	defer mu.Unlock()
-	var paths []string
-	for p := range commands {
-		if prefix == "" || strings.HasPrefix(p, prefix) {
-			paths = append(paths, p)
-		}
+// printHelp lists cmds (every command when nil).
+func printHelp(w io.Writer, cmds []*Command) {
+	top := cmds == nil
+	if top {
+		cmds = Commands()
+		fmt.Fprintln(w, "usage: harness COMMAND [ARGS]")
+		fmt.Fprintln(w, "       harness COMMAND --help     (one command's flags)")
+		fmt.Fprintln(w, "       harness --version")
+	} else {
+		words := strings.Fields(cmds[0].Path)
+		fmt.Fprintf(w, "usage: harness %s COMMAND [ARGS]\n", strings.Join(words[:min(commonWords(cmds), len(words)-1)], " "))
 	}
-	if len(paths) == 0 {
-		for p := range commands {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	fmt.Fprintln(w, "usage: harness COMMAND [ARGS]")
 	fmt.Fprintln(w)
-	for _, p := range paths {
-		c := commands[p]
-		fmt.Fprintf(w, "  harness %s %s\n      %s\n", c.Path, c.Usage, c.Summary)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  harness %s\n      %s\n", strings.TrimSpace(c.Path+" "+c.Usage), c.Summary)
+	}
+}
+
+// commonWords is how many leading words every path of cmds shares.
+func commonWords(cmds []*Command) int {
+	first := strings.Fields(cmds[0].Path)
+	n := len(first)
+	for _, c := range cmds[1:] {
+		w := strings.Fields(c.Path)
+		i := 0
+		for i < n && i < len(w) && w[i] == first[i] {
+			i++
+		}
+		n = i
+	}
+	return n
+}
+
+// printCommandHelp is one command's help: usage, summary and flags.
+func printCommandHelp(w io.Writer, c *Command) {
+	fmt.Fprintf(w, "usage: harness %s\n\n%s\n", strings.TrimSpace(c.Path+" "+c.Usage), c.Summary)
+	if c.Flags != nil {
+		fs := flag.NewFlagSet("harness "+c.Path, flag.ContinueOnError)
+		c.Flags(fs)
+		has := false
+		fs.VisitAll(func(*flag.Flag) { has = true })
+		if has {
+			fmt.Fprintln(w, "\nflags:")
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+		}
 	}
 }

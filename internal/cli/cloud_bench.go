@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/cloud/protocol"
 )
 
 func init() {
@@ -30,6 +31,11 @@ func init() {
 		Usage:   "[--url URL] [--pairs N] [--rate FRAMES/S] [--duration D] [--store D] [--json]",
 		Summary: "load-test a Cloud server on loopback: relay throughput and latency, memory per connection, store ops/s",
 		Run:     runCloudBench,
+		Flags: func(fs *flag.FlagSet) {
+			var o benchOptions
+			var asJSON bool
+			benchFlags(fs, &o, &asJSON)
+		},
 	})
 }
 
@@ -77,11 +83,9 @@ type benchReport struct {
 	StoreGetsPerSec float64 `json:"storeGetsPerSec"`
 }
 
-func runCloudBench(env *Env) int {
-	fs := flag.NewFlagSet("cloud bench", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	var o benchOptions
-	var asJSON bool
+// benchFlags defines the flags of `harness cloud bench` on fs, into o and asJSON; it returns
+// the --cpuprofile file.
+func benchFlags(fs *flag.FlagSet, o *benchOptions, asJSON *bool) *string {
 	fs.StringVar(&o.URL, "url", "", "server base URL (default: start one in-process on 127.0.0.1 with a temporary SQLite database)")
 	fs.IntVar(&o.Pairs, "pairs", 100, fmt.Sprintf("owner/viewer pairs, 1–%d (two WebSockets each)", benchMaxPairs))
 	fs.Float64Var(&o.Rate, "rate", 1000, "frames per second in total, owners to viewers; 0 sends as fast as the relay delivers (closed loop, --inflight frames in flight per pair)")
@@ -92,8 +96,26 @@ func runCloudBench(env *Env) int {
 	fs.IntVar(&o.StoreWorkers, "store-workers", 8, "concurrent store clients")
 	fs.IntVar(&o.Setup, "setup", 32, "concurrent channel opens and joins during setup")
 	fs.IntVar(&o.ServerPID, "server-pid", 0, "with --url: the server's process id, to report its resident memory per connection (Linux /proc)")
-	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the relay phase to this file (go tool pprof)")
+	fs.BoolVar(asJSON, "json", false, "print the report as JSON")
+	return fs.String("cpuprofile", "", "write a CPU profile of the relay phase to this file (go tool pprof)")
+}
+
+// registrationHint explains a registration refused by the rate limit of a server given with
+// --url: the bench registers one device per limits.channels.maxOpen pairs, and a default
+// `harness cloud serve` allows 10 registrations per client IP per hour.
+func registrationHint(err error, nDev, perDevice, pairs int) error {
+	return fmt.Errorf("%w\nthe server refused to register more devices from this address: this run registers %d devices "+
+		"(%d pairs, at most %d channels per device). Start the server with --registrations-per-hour %d or more "+
+		"(harness cloud serve --registrations-per-hour N; it allows 10 per client IP per hour by default), "+
+		"or run with fewer --pairs (the devices registered so far count for an hour)", err, nDev, pairs, perDevice, nDev)
+}
+
+func runCloudBench(env *Env) int {
+	fs := flag.NewFlagSet("cloud bench", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var o benchOptions
+	var asJSON bool
+	cpuProfile := benchFlags(fs, &o, &asJSON)
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -266,6 +288,9 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 		_, err = plugins[i].Token(ctx)
 		return err
 	}); err != nil {
+		if o.URL != "" && client.IsCode(err, protocol.CodeRateLimited) {
+			return nil, registrationHint(err, nDev, perDevice, o.Pairs)
+		}
 		return nil, err
 	}
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/cloud/viewer"
+	"github.com/pkuinfo/harness/host/store"
 )
 
 func init() {
@@ -29,7 +31,51 @@ func init() {
 			defer stop()
 			return CloudServe(ctx, env)
 		},
+		Flags: func(fs *flag.FlagSet) { cloudServeFlags(fs) },
 	})
+}
+
+// cloudServeOpts are the flags of `harness cloud serve`.
+type cloudServeOpts struct {
+	addr       *string
+	db         *string
+	origin     *string
+	difficulty *int
+	operator   *string
+	contact    *string
+	privacy    *string
+	regs       *int
+	joins      *int64
+	requests   *int
+	frames     *int64
+	xff        *bool
+	wsOrigins  *string
+	quiet      *bool
+	devBytes   *int64
+	devPlugins *int64
+}
+
+// cloudServeFlags defines the flags of `harness cloud serve` on fs and returns them.
+func cloudServeFlags(fs *flag.FlagSet) *cloudServeOpts {
+	def := server.DefaultConfig(nil)
+	o := &cloudServeOpts{}
+	o.addr = fs.String("addr", "127.0.0.1:8787", "address to listen on")
+	o.db = fs.String("db", "", "SQLite database file, created 0600 (default $XDG_DATA_HOME/pku-harness/cloud/cloud.db; one from $XDG_DATA_HOME/harness/cloud.db is moved there)")
+	o.origin = fs.String("origin", "", "public origin clients sign as aud, e.g. https://cloud.example.org (default: http://ADDR for a specific address, else each request's Host)")
+	o.difficulty = fs.Int("difficulty", def.PowDifficulty, "proof-of-work difficulty in bits (0–28)")
+	o.operator = fs.String("operator", def.Operator.Name, "operator name shown in GET /v1/meta")
+	o.contact = fs.String("contact", "", "operator contact shown in GET /v1/meta")
+	o.privacy = fs.String("privacy-url", "", "privacy policy URL shown in GET /v1/meta")
+	o.regs = fs.Int("registrations-per-hour", def.Registrations.Quota, "device registrations per client IP per hour")
+	o.joins = fs.Int64("joins-per-min", def.Limits.JoinsPerIPPerMin, "channel joins (and channel info reads) per client IP per minute")
+	o.requests = fs.Int("requests-per-min", 600, "requests with a plugin token per device per minute")
+	o.frames = fs.Int64("frames-per-min", def.Limits.Channels.FramesPerMin, "frames per minute per party (the owner gets this × maxPeers)")
+	o.xff = fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
+	o.wsOrigins = fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
+	o.quiet = fs.Bool("quiet", false, "log warnings and errors only")
+	o.devBytes = fs.Int64("device-store-bytes", server.DefaultDeviceStore.MaxBytes, "store bytes per device across all its plugins (at least the per-plugin limit)")
+	o.devPlugins = fs.Int64("device-plugins", server.DefaultDeviceStore.MaxPlugins, "plugins with stored values per device")
+	return o
 }
 
 // CloudServe runs `harness cloud serve` until ctx ends (the command passes a context that
@@ -39,23 +85,9 @@ func init() {
 func CloudServe(ctx context.Context, env *Env) int {
 	fs := flag.NewFlagSet("harness cloud serve", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	def := server.DefaultConfig(nil)
-	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
-	db := fs.String("db", "", "SQLite database file (default $XDG_DATA_HOME/harness/cloud.db)")
-	origin := fs.String("origin", "", "public origin clients sign as aud, e.g. https://cloud.example.org (default: http://ADDR for a specific address, else each request's Host)")
-	difficulty := fs.Int("difficulty", def.PowDifficulty, "proof-of-work difficulty in bits (0–28)")
-	operator := fs.String("operator", def.Operator.Name, "operator name shown in GET /v1/meta")
-	contact := fs.String("contact", "", "operator contact shown in GET /v1/meta")
-	privacy := fs.String("privacy-url", "", "privacy policy URL shown in GET /v1/meta")
-	regs := fs.Int("registrations-per-hour", def.Registrations.Quota, "device registrations per client IP per hour")
-	joins := fs.Int64("joins-per-min", def.Limits.JoinsPerIPPerMin, "channel joins (and channel info reads) per client IP per minute")
-	requests := fs.Int("requests-per-min", 600, "requests with a plugin token per device per minute")
-	frames := fs.Int64("frames-per-min", def.Limits.Channels.FramesPerMin, "frames per minute per party (the owner gets this × maxPeers)")
-	xff := fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
-	wsOrigins := fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
-	quiet := fs.Bool("quiet", false, "log warnings and errors only")
-	devBytes := fs.Int64("device-store-bytes", server.DefaultDeviceStore.MaxBytes, "store bytes per device across all its plugins (at least the per-plugin limit)")
-	devPlugins := fs.Int64("device-plugins", server.DefaultDeviceStore.MaxPlugins, "plugins with stored values per device")
+	o := cloudServeFlags(fs)
+	addr, db, origin, difficulty, operator, contact, privacy, regs, joins, requests, frames, xff, wsOrigins, quiet := o.addr, o.db, o.origin, o.difficulty, o.operator, o.contact, o.privacy, o.regs, o.joins, o.requests, o.frames, o.xff, o.wsOrigins, o.quiet
+	devBytes, devPlugins := o.devBytes, o.devPlugins
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -76,16 +108,21 @@ func CloudServe(ctx context.Context, env *Env) int {
 		return ExitUsage
 	}
 	if *db == "" {
-		dir, err := dataDir()
+		path, note, err := cloudDefaultDB()
 		if err != nil {
 			fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
 			return ExitFail
 		}
-		*db = filepath.Join(dir, "cloud.db")
+		if note != "" {
+			fmt.Fprintln(env.Stderr, "harness cloud serve:", note)
+		}
+		*db = path
 	}
-	if err := os.MkdirAll(filepath.Dir(*db), 0o700); err != nil {
+	if note, err := privateFile(*db); err != nil {
 		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
 		return ExitFail
+	} else if note != "" {
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", note)
 	}
 	st, err := server.OpenSQLite(ctx, *db)
 	if err != nil {
@@ -138,14 +175,88 @@ func CloudServe(ctx context.Context, env *Env) int {
 	return ExitOK
 }
 
-// dataDir is $XDG_DATA_HOME/harness, else ~/.local/share/harness (XDG Base Directory spec).
-func dataDir() (string, error) {
+// CloudDBName is the Cloud server's database file under the data root: with the host's data
+// in $XDG_DATA_HOME/pku-harness, the Cloud server's is in $XDG_DATA_HOME/pku-harness/cloud/cloud.db.
+const CloudDBName = "cloud/cloud.db"
+
+// sqliteSuffixes are the files SQLite keeps beside a database in WAL mode.
+var sqliteSuffixes = []string{"", "-wal", "-shm"}
+
+// cloudDefaultDB returns the default Cloud database, CloudDBName under the host's data root
+// (store.DefaultDir), creating its folder 0700. Releases before one data root kept it in
+// $XDG_DATA_HOME/harness/cloud.db (else ~/.local/share/harness/cloud.db): when that file exists
+// and the new one does not, it is moved (with its -wal and -shm files) and note says so; when
+// the move fails (another file system), the old file is used and note says that instead.
+func cloudDefaultDB() (path, note string, err error) {
+	root, err := store.DefaultDir()
+	if err != nil {
+		return "", "", fmt.Errorf("%w (use --db FILE)", err)
+	}
+	path = filepath.Join(root, filepath.FromSlash(CloudDBName))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", "", err
+	}
+	old, err := legacyCloudDB()
+	if err != nil {
+		return path, "", nil
+	}
+	if _, err := os.Stat(old); err != nil {
+		return path, "", nil
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path, fmt.Sprintf("using %s; an older database is still at %s (remove it, or pass --db %s)", path, old, old), nil
+	}
+	for i, suf := range sqliteSuffixes {
+		if err := os.Rename(old+suf, path+suf); err != nil && !(i > 0 && errors.Is(err, fs.ErrNotExist)) {
+			// Put back what moved, so that the database and its journal stay together.
+			for _, back := range sqliteSuffixes[:i] {
+				_ = os.Rename(path+back, old+back)
+			}
+			return old, fmt.Sprintf("could not move the database %s to %s (%v); using it where it is", old, path, err), nil
+		}
+	}
+	return path, fmt.Sprintf("moved the database from %s to %s (one data root for the host and the Cloud server)", old, path), nil
+}
+
+// legacyCloudDB is where releases before one data root kept the Cloud database.
+func legacyCloudDB() (string, error) {
 	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "harness"), nil
+		return filepath.Join(d, "harness", "cloud.db"), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("no data directory: %w (use --db)", err)
+		return "", err
 	}
-	return filepath.Join(home, ".local", "share", "harness"), nil
+	return filepath.Join(home, ".local", "share", "harness", "cloud.db"), nil
+}
+
+// privateFile makes sure the database at path, and the SQLite files beside it, are readable
+// by the owner only: it creates the folder (0700) and the file (0600) before SQLite does (SQLite
+// gives its -wal and -shm files the database file's mode), and tightens an existing file that
+// others could read, with a note.
+func privateFile(path string) (note string, err error) {
+	if path == ":memory:" {
+		return "", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
+		return "", nil
+	}
+	for _, suf := range sqliteSuffixes {
+		if err := os.Chmod(path+suf, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%s was readable by others (mode %04o): now 0600", path, fi.Mode().Perm()), nil
 }

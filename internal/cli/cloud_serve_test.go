@@ -53,8 +53,13 @@ func TestCloudServeStartsAndStops(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
 			base = m[1]
-			if m[2] != filepath.Join(data, "harness", "cloud.db") {
+			if m[2] != filepath.Join(data, "pku-harness", "cloud", "cloud.db") {
 				t.Errorf("database %s", m[2])
+			}
+			for _, p := range []string{m[2], filepath.Dir(m[2]), filepath.Dir(filepath.Dir(m[2]))} {
+				if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o077 != 0 {
+					t.Errorf("%s: %v, mode %v: want 0600 files and 0700 folders", p, err, fi.Mode())
+				}
 			}
 			break
 		}
@@ -89,7 +94,7 @@ func TestCloudServeStartsAndStops(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("did not stop")
 	}
-	if _, err := os.Stat(filepath.Join(data, "harness", "cloud.db")); err != nil {
+	if _, err := os.Stat(filepath.Join(data, "pku-harness", "cloud", "cloud.db")); err != nil {
 		t.Errorf("database: %v", err)
 	}
 	if !strings.HasSuffix(out.String(), "harness cloud: stopped\n") {

@@ -32,24 +32,28 @@ func init() {
 		Usage:   "[SERVICE…] [--qr] [--remember] [--user NAME] [--otp CODE] | SERVICE (--cookie 'NAME=VALUE; …' | --token TOKEN) [--expires TIME|DURATION] [--data DIR]",
 		Summary: "sign in to IAAA and campus services (all of them by default) with your password or a QR code, or store a session pasted from a browser",
 		Run:     campusLoginCmd,
+		Flags:   func(fs *flag.FlagSet) { new(campusLoginOpts).register(fs) },
 	})
 	Register(&Command{
 		Path:    "campus logout",
 		Usage:   "[SERVICE] [--data DIR]",
 		Summary: "forget the session of a campus service, or of all of them and the remembered password",
 		Run:     campusLogoutCmd,
+		Flags:   hostFlagsOnly,
 	})
 	Register(&Command{
 		Path:    "campus status",
 		Usage:   "[--data DIR]",
 		Summary: "list the campus services and whether the host is signed in to each, until when",
 		Run:     campusStatusCmd,
+		Flags:   hostFlagsOnly,
 	})
 	Register(&Command{
 		Path:    "campus bind-authenticator",
 		Usage:   "[--user NAME] [--code SMS-CODE] [--data DIR]",
 		Summary: "bind a new IAAA authenticator (手机令牌) to your account and keep its secret, so sign-in needs no code from you",
 		Run:     campusBindCmd,
+		Flags:   func(fs *flag.FlagSet) { campusBindFlags(fs) },
 	})
 	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
 		// Seal what an older version left in plain text (migrations 210, 211) as soon as the
@@ -106,15 +110,26 @@ func newCampusClient(db *store.DB) (*campus.Client, error) {
 // openStoreFlags opens the data directory of --data (or the default) without
 // a Host: the campus and otp commands need only the database.
 func openStoreFlags(ctx context.Context, f *hostFlags) (*store.DB, error) {
-	dir := f.data
-	if dir == "" {
-		d, err := store.DefaultDir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
-	}
-	return store.Open(ctx, dir)
+	return openDataDir(ctx, f)
+}
+
+// campusLoginOpts are the flags of `harness campus login`.
+type campusLoginOpts struct {
+	hf                     hostFlags
+	cookie, token, expires string
+	qr, remember           bool
+	user, otp              string
+}
+
+func (o *campusLoginOpts) register(fs *flag.FlagSet) {
+	o.hf.register(fs)
+	fs.StringVar(&o.cookie, "cookie", "", "the service's cookies as a Cookie header: 'NAME=VALUE; NAME=VALUE'")
+	fs.StringVar(&o.token, "token", "", "the service's bearer token (the JWT of treehole and card)")
+	fs.StringVar(&o.expires, "expires", "", "with --cookie/--token: when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
+	fs.BoolVar(&o.qr, "qr", false, "sign in by scanning a QR code with the 北京大学 app instead of typing the password")
+	fs.BoolVar(&o.remember, "remember", false, "remember the password (sealed, key outside the database) so expired sessions are renewed silently")
+	fs.StringVar(&o.user, "user", "", "IAAA user name (student or staff number); asked when not given")
+	fs.StringVar(&o.otp, "otp", "", "an authenticator code, when IAAA wants one and none is bound to the host")
 }
 
 // prompter reads answers from the person: lines from stdin, a password
@@ -164,21 +179,16 @@ func campusLoginCmd(env *Env) int {
 	const name = "harness campus login"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	var hf hostFlags
-	hf.register(fs)
-	cookie := fs.String("cookie", "", "the service's cookies as a Cookie header: 'NAME=VALUE; NAME=VALUE'")
-	token := fs.String("token", "", "the service's bearer token (the JWT of treehole and card)")
-	expires := fs.String("expires", "", "with --cookie/--token: when the session ends: an RFC 3339 time or a duration from now such as 24h (default: unknown)")
-	qr := fs.Bool("qr", false, "sign in by scanning a QR code with the 北京大学 app instead of typing the password")
-	remember := fs.Bool("remember", false, "remember the password (sealed, key outside the database) so expired sessions are renewed silently")
-	user := fs.String("user", "", "IAAA user name (student or staff number); asked when not given")
-	otpCode := fs.String("otp", "", "an authenticator code, when IAAA wants one and none is bound to the host")
+	var o campusLoginOpts
+	o.register(fs)
+	hf, cookie, token, expires := &o.hf, &o.cookie, &o.token, &o.expires
+	qr, remember, user, otpCode := &o.qr, &o.remember, &o.user, &o.otp
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage
 	}
 	if *cookie != "" || *token != "" {
-		return campusPasteLogin(env, &hf, args, *cookie, *token, *expires)
+		return campusPasteLogin(env, hf, args, *cookie, *token, *expires)
 	}
 	if *expires != "" {
 		fmt.Fprintf(env.Stderr, "%s: --expires goes with --cookie or --token; a sign-in records the service's own expiry\n", name)
@@ -198,7 +208,7 @@ func campusLoginCmd(env *Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	db, err := openStoreFlags(ctx, &hf)
+	db, err := openStoreFlags(ctx, hf)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
@@ -498,10 +508,7 @@ func campusBindCmd(env *Env) int {
 	const name = "harness campus bind-authenticator"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	var hf hostFlags
-	hf.register(fs)
-	user := fs.String("user", "", "IAAA user name; asked when not given")
-	code := fs.String("code", "", "the SMS code of a binding started earlier")
+	hf, user, code := campusBindFlags(fs)
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage
@@ -512,7 +519,7 @@ func campusBindCmd(env *Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	db, err := openStoreFlags(ctx, &hf)
+	db, err := openStoreFlags(ctx, hf)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
@@ -1040,4 +1047,13 @@ func newID() string {
 	var b [12]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// campusBindFlags defines the flags of `harness campus bind-authenticator` on fs.
+func campusBindFlags(fs *flag.FlagSet) (hf *hostFlags, user, code *string) {
+	hf = new(hostFlags)
+	hf.register(fs)
+	user = fs.String("user", "", "IAAA user name; asked when not given")
+	code = fs.String("code", "", "the SMS code of a binding started earlier")
+	return hf, user, code
 }

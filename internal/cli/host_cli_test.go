@@ -68,10 +68,10 @@ func TestCommunityPluginOverHTTPS(t *testing.T) {
 	expect(run(0, "plugins", "install", "--yes", link), "installed demo 1.0.0 (Community)\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1\"\n")
 
-	expect(run(0, "plugins", "update", "demo"), "demo: up to date (1.0.0)\n")
+	expect(run(0, "plugins", "update", "demo"), "demo: already up to date (1.0.0)\n")
 
 	writeDemo(t, site, "1.1.0", "hello v1.1", "")
-	expect(run(0, "plugins", "update", "demo"), "demo: updated to 1.1.0\n")
+	expect(run(0, "plugins", "update", "demo"), "demo: updated 1.0.0 → 1.1.0\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
 
 	writeDemo(t, site, "2.0.0", "hello v2", "campus: [card]\nnetwork: [api.example.com]\n")
@@ -80,10 +80,10 @@ func TestCommunityPluginOverHTTPS(t *testing.T) {
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
 	expect(run(0, "plugins", "show", "demo"), "  held update: 2.0.0: new campus service card; new website api.example.com (harness plugins accept demo)\n")
 	expect(run(1, "plugins", "accept", "demo"), "demo 1.1.0 → 2.0.0 widens: new campus service card; new website api.example.com\n", "not updated\n")
-	expect(run(0, "plugins", "accept", "--yes", "demo"), "demo: updated to 2.0.0\n")
+	expect(run(0, "plugins", "accept", "--yes", "demo"), "demo: updated 1.1.0 → 2.0.0\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v2\"\n")
 
-	expect(run(0, "plugins", "rollback", "demo"), "demo: rolled back to 1.1.0\n")
+	expect(run(0, "plugins", "rollback", "demo"), "demo: rolled back 2.0.0 → 1.1.0\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
 	expect(run(0, "plugins", "list"), "demo             1.1.0    Community 演示\n")
 

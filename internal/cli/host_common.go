@@ -4,17 +4,21 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -43,12 +47,23 @@ func RegisterServeSetup(f ServeSetup) { serveSetups = append(serveSetups, f) }
 type hostFlags struct {
 	data string
 	ca   string
+	lang string        // --lang; see language
+	fs   *flag.FlagSet // its Output is where openDataDir says it created a data directory
 }
 
+// language is the run's language (issue 11): --lang, else $LC_ALL, $LC_MESSAGES or $LANG,
+// else zh-Hans (msg.Resolve). The error is for a --lang that names neither language.
+func (f *hostFlags) language() (msg.Lang, error) { return msg.Resolve(f.lang, os.Getenv) }
+
 func (f *hostFlags) register(fs *flag.FlagSet) {
+	f.fs = fs
+	fs.StringVar(&f.lang, "lang", "", "language of what the command prints: zh-Hans or en (default from $LC_ALL, $LC_MESSAGES or $LANG, else zh-Hans)")
 	fs.StringVar(&f.data, "data", "", "data directory (default $XDG_DATA_HOME/pku-harness)")
 	fs.StringVar(&f.ca, "ca", "", "PEM file of a CA to trust for install links; also lets https links reach loopback and private addresses (plain http to localhost needs no flag)")
 }
+
+// hostFlagsOnly is the Command.Flags of a host command with no flags of its own.
+func hostFlagsOnly(fs *flag.FlagSet) { new(hostFlags).register(fs) }
 
 // parseInterleaved parses flags that may come before or after positional
 // arguments ("install DIR --yes"), and returns the positional ones. "--"
@@ -75,15 +90,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // other packages registered, and installs the bundled official plugins the
 // first time (and after an update of the binary changed them).
 func openHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) {
-	dir := f.data
-	if dir == "" {
-		d, err := store.DefaultDir()
-		if err != nil {
-			return nil, nil, err
-		}
-		dir = d
-	}
-	db, err := store.Open(ctx, dir)
+	db, err := openDataDir(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,6 +123,34 @@ func openHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) 
 	return h, db, nil
 }
 
+// openDataDir opens the data directory of --data (or the default). When it holds no database
+// yet (a first start, or a mistyped --data), it says on the flags' output (the command's
+// stderr) "harness: created a new data directory at DIR", once: the next open finds it.
+func openDataDir(ctx context.Context, f *hostFlags) (*store.DB, error) {
+	dir := f.data
+	if dir == "" {
+		d, err := store.DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	_, statErr := os.Stat(filepath.Join(dir, store.FileName))
+	db, err := store.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if errors.Is(statErr, fs.ErrNotExist) && f.fs != nil {
+		abs, err := filepath.Abs(db.Dir())
+		if err != nil {
+			abs = db.Dir()
+		}
+		lang, _ := f.language()
+		fmt.Fprintln(f.fs.Output(), lang.T(msg.NewDataDir, abs))
+	}
+	return db, nil
+}
+
 // caFetcher is an HTTPFetcher that trusts the CA in file besides the
 // system's, and may reach any address.
 func caFetcher(file string) (plugin.Fetcher, error) {
@@ -134,12 +169,12 @@ func caFetcher(file string) (plugin.Fetcher, error) {
 	return &plugin.HTTPFetcher{Client: &http.Client{Transport: tr}}, nil
 }
 
-// confirm asks a yes/no question on w and reads the answer from r; only
-// "y" or "yes" is yes.
-func confirm(r io.Reader, w io.Writer, question string) bool {
-	fmt.Fprintf(w, "%s [y/N] ", question)
+// confirm writes prompt (msg.Confirm: the question and "[y/N] ") on w and reads the answer
+// from r; only "y", "yes" or "是" is yes.
+func confirm(r io.Reader, w io.Writer, prompt string) bool {
+	fmt.Fprint(w, prompt)
 	var buf [64]byte
 	n, _ := r.Read(buf[:])
 	a := strings.ToLower(strings.TrimSpace(string(buf[:n])))
-	return a == "y" || a == "yes"
+	return a == "y" || a == "yes" || a == "是"
 }

@@ -37,18 +37,21 @@ func init() {
 		Usage:   "[SECRET | otpauth://… | -] [--data DIR]",
 		Summary: "store the secret of the IAAA authenticator (手机令牌) for otp.code and verify.treehole; - or nothing reads it from stdin",
 		Run:     otpSetCmd,
+		Flags:   hostFlagsOnly,
 	})
 	Register(&Command{
 		Path:    "otp code",
 		Usage:   "[--data DIR]",
 		Summary: "print the current 6-digit code of the stored authenticator",
 		Run:     otpCodeCmd,
+		Flags:   hostFlagsOnly,
 	})
 	Register(&Command{
 		Path:    "otp clear",
 		Usage:   "[--data DIR]",
 		Summary: "forget the stored authenticator secret",
 		Run:     otpClearCmd,
+		Flags:   hostFlagsOnly,
 	})
 	RegisterHostSetup(func(db *store.DB) ([]host.Option, error) {
 		cc, err := newCampusClient(db)

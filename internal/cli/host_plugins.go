@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/mcpx"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -22,7 +24,9 @@ func init() {
 		{"plugins install", "[--yes] [--lang zh-Hans|en] LINK|DIR", "show the review sheet and install exactly the reviewed content after confirmation"},
 		{"plugins update", "[--json] [ID]", "check installed plugins for updates: apply unchanged declarations, hold wider ones"},
 		{"plugins accept", "[--yes] [--lang zh-Hans|en] ID", "show the review sheet of a held update (its declarations are wider) and apply it after confirmation"},
-		{"plugins rollback", "ID", "restore the previous version of a plugin"},
+		{"plugins rollback", "ID", "restore the previous version of a plugin (one is kept; the version it replaces stays for rollforward)"},
+		{"plugins rollforward", "ID", "undo a rollback: the newer version it replaced runs again"},
+		{"plugins versions", "[--json] ID", "list the versions kept of a plugin: current, previous (rollback), newer (rollforward), held (accept)"},
 		{"plugins enable", "ID", "let a plugin's tools run again"},
 		{"plugins disable", "ID", "stop a plugin's tools from running"},
 		{"plugins remove", "ID", "uninstall a plugin with its storage"},
@@ -31,7 +35,8 @@ func init() {
 		{"plugins autoupdate", "ID on|off", "switch automatic updates of one plugin on or off"},
 		{"plugins mode", "ID EFFECT auto|ask|deny", "set the permission mode of one effect of a plugin"},
 	} {
-		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: pluginsCommand(c.path, c.usage)})
+		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: pluginsCommand(c.path, c.usage),
+			Flags: func(fs *flag.FlagSet) { new(pluginsOpts).register(fs) }})
 	}
 }
 
@@ -43,35 +48,35 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 		name := "harness " + path
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(env.Stderr)
-		var hf hostFlags
-		hf.register(fs)
-		lang := fs.String("lang", host.LangZh, "language of the review sheet: zh-Hans or en")
-		asJSON := fs.Bool("json", false, "print JSON")
-		yes := fs.Bool("yes", false, "install without asking")
+		var o pluginsOpts
+		o.register(fs)
+		hf, asJSON, yes := &o.hf, &o.json, &o.yes
 		args, err := parseInterleaved(fs, env.Args)
 		if err != nil {
+			return ExitUsage
+		}
+		lang, err := hf.language()
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitUsage
 		}
 		want, ok := map[string][2]int{"update": {0, 1}, "list": {0, 0}, "autoupdate": {2, 2}, "mode": {3, 3}}[sub]
 		if !ok {
 			want = [2]int{1, 1}
 		}
-		if len(args) < want[0] || len(args) > want[1] || (*lang != host.LangZh && *lang != host.LangEn) {
-			if *lang != host.LangZh && *lang != host.LangEn {
-				fmt.Fprintf(env.Stderr, "%s: --lang %q: use zh-Hans or en\n", name, *lang)
-			}
+		if len(args) < want[0] || len(args) > want[1] {
 			fmt.Fprintf(env.Stderr, "usage: %s [--data DIR] %s\n", name, usage)
 			return ExitUsage
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
-		h, db, err := openHost(ctx, &hf)
+		h, db, err := openHost(ctx, hf)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitFail
 		}
 		defer db.Close()
-		c := &pluginsCmd{env: env, h: h, ctx: ctx, name: name, lang: *lang, json: *asJSON, yes: *yes}
+		c := &pluginsCmd{env: env, h: h, ctx: ctx, name: name, lang: lang, json: *asJSON, yes: *yes}
 		err = c.run(sub, args)
 		var u usageError
 		switch {
@@ -79,22 +84,59 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitUsage
 		case err != nil:
-			fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(err.Error(), "host: "))
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, hostError(lang, err))
 			return ExitFail
 		}
 		return ExitOK
 	}
 }
 
+// hostError is an error of the host in lang: the conflicts and absences the host names
+// (host.Conflict.Reason, host.NotFound.Plugin) from the catalogue, anything else as it is,
+// without its "host: " prefix.
+func hostError(lang msg.Lang, err error) string {
+	var c *host.Conflict
+	var nf *host.NotFound
+	switch {
+	case errors.As(err, &c) && c.Reason == host.ConflictNoPrevious && c.Newer != "":
+		return lang.T(msg.ErrNoPreviousNewr, c.Plugin, c.Current, c.Newer)
+	case errors.As(err, &c) && c.Reason == host.ConflictNoPrevious:
+		return lang.T(msg.ErrNoPrevious, c.Plugin, c.Current)
+	case errors.As(err, &c) && c.Reason == host.ConflictNoNewer:
+		return lang.T(msg.ErrNoNewer, c.Plugin, c.Current)
+	case errors.As(err, &c) && c.Reason == host.ConflictNoHeld:
+		return lang.T(msg.ErrNoHeld, c.Plugin)
+	case errors.As(err, &nf) && nf.Plugin != "":
+		return lang.T(msg.ErrNotInstalled, nf.Plugin)
+	}
+	return strings.TrimPrefix(err.Error(), "host: ")
+}
+
+// pluginsOpts are the flags of the `harness plugins …` commands.
+type pluginsOpts struct {
+	hf        hostFlags
+	json, yes bool
+}
+
+func (o *pluginsOpts) register(fs *flag.FlagSet) {
+	o.hf.register(fs)
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.yes, "yes", false, "install without asking")
+}
+
 type usageError struct{ error }
 
 type pluginsCmd struct {
-	env        *Env
-	h          *host.Host
-	ctx        context.Context
-	name, lang string
-	json, yes  bool
+	env       *Env
+	h         *host.Host
+	ctx       context.Context
+	name      string
+	lang      msg.Lang
+	json, yes bool
 }
+
+// t is the message k in the run's language.
+func (c *pluginsCmd) t(k msg.Key, args ...any) string { return c.lang.T(k, args...) }
 
 func (c *pluginsCmd) out() io.Writer { return c.env.Stdout }
 
@@ -116,26 +158,22 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		if c.json && sub == "review" {
 			return c.printJSON(rv)
 		}
-		fmt.Fprint(c.out(), rv.Sheet(c.lang))
+		fmt.Fprint(c.out(), rv.Sheet(string(c.lang)))
 		if sub == "review" {
 			return nil
 		}
 		if rv.Installed != "" {
-			return fmt.Errorf("plugin %s is already installed (%s); use harness plugins update %s", rv.ID, rv.Installed, rv.ID)
+			return errors.New(c.t(msg.AlreadyInstalled, rv.ID, rv.Installed))
 		}
-		q := "Install " + rv.ID + "?"
-		if c.lang == host.LangZh {
-			q = "安装 " + rv.ID + "?"
-		}
-		if !c.yes && !confirm(c.env.Stdin, c.out(), q) {
-			fmt.Fprintln(c.out(), "not installed")
-			return errors.New("the install was not confirmed")
+		if !c.yes && !confirm(c.env.Stdin, c.out(), c.t(msg.Confirm, c.t(msg.InstallPrompt, rv.ID))) {
+			fmt.Fprintln(c.out(), c.t(msg.NotInstalled))
+			return errors.New(c.t(msg.InstallNotConfirmed))
 		}
 		in, err := h.Install(ctx, args[0], rv.Hash)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out(), "installed %s %s (%s)\n", in.ID, in.Version, kind(in.Official))
+		fmt.Fprintln(c.out(), c.t(msg.Installed, in.ID, in.Version, c.kind(in.Official)))
 		return nil
 	case "update":
 		var list []*host.Installed
@@ -157,7 +195,7 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			var o *host.UpdateOutcome
 			var err error
 			if in.Kind == host.KindRemote {
-				o, err = refreshRemote(ctx, mcpx.NewRegistry(h.Store()), in.ID)
+				o, err = refreshRemote(ctx, mcpx.NewRegistry(h.Store()), in.ID, c.lang)
 			} else {
 				o, err = h.Update(ctx, in.ID)
 			}
@@ -167,7 +205,7 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			outs = append(outs, o)
 			failed = failed || o.Status == host.StatusFailed || o.Status == host.StatusMismatch
 			if !c.json {
-				fmt.Fprintln(c.out(), describe(o))
+				fmt.Fprintln(c.out(), describe(c.lang, o, "update"))
 			}
 		}
 		if c.json {
@@ -176,44 +214,84 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			}
 		}
 		if failed {
-			return errors.New("some updates could not be checked")
+			return errors.New(c.t(msg.SomeUpdatesFailed))
 		}
 		return nil
 	case "accept":
-		rv, widened, err := h.HeldReview(ctx, args[0])
+		rv, _, err := h.HeldReview(ctx, args[0])
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(c.out(), rv.Sheet(c.lang))
-		fmt.Fprintf(c.out(), "\n%s %s → %s widens: %s\n", rv.ID, rv.Installed, rv.Version, strings.Join(widened, "; "))
-		if !c.yes && !confirm(c.env.Stdin, c.out(), "Accept the update?") {
-			fmt.Fprintln(c.out(), "not updated")
-			return errors.New("the update was not accepted")
+		in, err := h.Show(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		var widened []host.Widening
+		if in.Held != nil {
+			widened = in.Held.Widenings
+		}
+		fmt.Fprint(c.out(), rv.Sheet(string(c.lang)))
+		fmt.Fprintf(c.out(), "\n%s\n", c.t(msg.Widens, rv.ID, rv.Installed, rv.Version, widenText(c.lang, widened)))
+		if !c.yes && !confirm(c.env.Stdin, c.out(), c.t(msg.Confirm, c.t(msg.AcceptPrompt))) {
+			fmt.Fprintln(c.out(), c.t(msg.NotUpdated))
+			return errors.New(c.t(msg.UpdateNotAccepted))
 		}
 		o, err := h.AcceptUpdate(ctx, args[0], rv.Hash)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(c.out(), describe(o))
+		fmt.Fprintln(c.out(), describe(c.lang, o, "update"))
 		return nil
-	case "rollback":
-		o, err := h.Rollback(ctx, args[0])
+	case "rollback", "rollforward":
+		roll := h.Rollback
+		if sub == "rollforward" {
+			roll = h.Rollforward
+		}
+		o, err := roll(ctx, args[0])
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(c.out(), describe(o))
+		fmt.Fprintln(c.out(), describe(c.lang, o, sub))
 		return nil
+	case "versions":
+		vs, err := h.Versions(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if c.json {
+			if vs == nil {
+				vs = []host.KeptVersion{}
+			}
+			return c.printJSON(vs)
+		}
+		hint := map[string]string{"previous": "harness plugins rollback " + args[0], "newer": "harness plugins rollforward " + args[0],
+			"held": "harness plugins accept " + args[0]}
+		role := map[string]msg.Key{"current": msg.RoleCurrent, "previous": msg.RolePrevious, "newer": msg.RoleNewer, "held": msg.RoleHeld}
+		tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, c.t(msg.VersionsHeader))
+		for _, v := range vs {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s", c.t(role[v.Role]), v.Version, v.Hash, v.FetchedAt.Local().Format("2006-01-02 15:04"))
+			if hint[v.Role] != "" {
+				line += "\t" + hint[v.Role]
+			}
+			fmt.Fprintln(tw, line)
+		}
+		return tw.Flush()
 	case "enable", "disable":
 		if err := h.SetEnabled(ctx, args[0], sub == "enable"); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out(), "%s: %sd\n", args[0], sub)
+		done := msg.Enabled
+		if sub == "disable" {
+			done = msg.Disabled
+		}
+		fmt.Fprintln(c.out(), c.t(done, args[0]))
 		return nil
 	case "remove":
 		if err := h.Remove(ctx, args[0]); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out(), "%s: removed\n", args[0])
+		fmt.Fprintln(c.out(), c.t(msg.Removed, args[0]))
 		return nil
 	case "autoupdate":
 		on, ok := map[string]bool{"on": true, "off": false}[args[1]]
@@ -223,7 +301,11 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		if err := h.SetAutoUpdate(ctx, args[0], on); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out(), "%s: automatic updates %s\n", args[0], args[1])
+		done := msg.AutoUpdateOff
+		if on {
+			done = msg.AutoUpdateOn
+		}
+		fmt.Fprintln(c.out(), c.t(done, args[0]))
 		return nil
 	case "mode":
 		e, err := plugin.ParseEffect(args[1])
@@ -237,7 +319,7 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		if err := h.SetMode(ctx, args[0], e, m); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out(), "%s: %s tools %s\n", args[0], e, m)
+		fmt.Fprintln(c.out(), c.t(msg.ModeSet, args[0], e, m))
 		return nil
 	case "list":
 		list, err := h.List(ctx)
@@ -248,18 +330,18 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			return c.printJSON(list)
 		}
 		for _, in := range list {
-			state := ""
+			tags := []string{in.Name}
 			if !in.Enabled {
-				state += " disabled"
+				tags = append(tags, c.t(msg.ListDisabled))
 			}
 			if in.Held != nil {
-				state += " update-held:" + in.Held.Version
+				tags = append(tags, c.t(msg.ListHeld, in.Held.Version))
 			}
 			version := in.Version
 			if in.Kind == host.KindRemote {
-				version = host.KindRemote
+				version = c.t(msg.ListRemote)
 			}
-			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s%s\n", in.ID, version, kind(in.Official), in.Name, state)
+			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s\n", in.ID, version, c.kind(in.Official), strings.Join(tags, " "))
 		}
 		return nil
 	case "show":
@@ -292,35 +374,45 @@ func modeNames(m map[plugin.Effect]host.Mode) map[string]host.Mode {
 
 func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode) error {
 	w := c.out()
+	line := func(k msg.Key, args ...any) { fmt.Fprintln(w, c.t(k, args...)) }
+	yes := func(b bool) string {
+		if b {
+			return c.t(msg.Yes)
+		}
+		return c.t(msg.No)
+	}
 	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, in.Name)
 	if in.Kind == host.KindRemote {
-		fmt.Fprintf(w, "  kind:        %s, remote\n", kind(in.Official))
+		line(msg.ShowKindRmt, c.kind(in.Official))
 	} else {
-		fmt.Fprintf(w, "  kind:        %s\n", kind(in.Official))
+		line(msg.ShowKind, c.kind(in.Official))
 	}
-	fmt.Fprintf(w, "  source:      %s\n", in.Source)
-	fmt.Fprintf(w, "  hash:        %s\n", in.Hash)
-	fmt.Fprintf(w, "  enabled:     %v\n", in.Enabled)
-	fmt.Fprintf(w, "  auto-update: %v\n", in.AutoUpdate)
+	line(msg.ShowSource, in.Source)
+	line(msg.ShowHash, in.Hash)
+	line(msg.ShowEnabled, yes(in.Enabled))
+	line(msg.ShowAuto, yes(in.AutoUpdate))
 	if in.Note != "" {
-		fmt.Fprintf(w, "  note:        %s\n", in.Note)
+		line(msg.ShowNote, in.Note)
 	}
 	if in.Previous != "" {
-		fmt.Fprintf(w, "  previous:    %s (harness plugins rollback %s)\n", in.Previous, in.ID)
+		line(msg.ShowPrevious, in.ID, in.Previous)
+	}
+	if in.Forward != "" {
+		line(msg.ShowNewer, in.ID, in.Forward)
 	}
 	if in.Held != nil {
-		fmt.Fprintf(w, "  held update: %s: %s (harness plugins accept %s)\n", in.Held.Version, strings.Join(in.Held.Widened, "; "), in.ID)
+		line(msg.ShowHeld, in.ID, in.Held.Version, widenText(c.lang, in.Held.Widenings))
 	}
 	d := in.Declarations
-	fmt.Fprintf(w, "  campus:      %s\n", orNone(d.Campus))
-	fmt.Fprintf(w, "  network:     %s\n", orNone(d.Network))
-	fmt.Fprintf(w, "  abilities:   %s\n", orNone(d.Abilities))
+	line(msg.ShowCampus, c.orNone(d.Campus))
+	line(msg.ShowNetwork, c.orNone(d.Network))
+	line(msg.ShowAbilities, c.orNone(d.Abilities))
 	var ms []string
 	for _, e := range plugin.Effects {
 		ms = append(ms, fmt.Sprintf("%s=%s", e, modes[e]))
 	}
-	fmt.Fprintf(w, "  modes:       %s\n", strings.Join(ms, " "))
-	fmt.Fprintln(w, "  tools:")
+	line(msg.ShowModes, strings.Join(ms, " "))
+	line(msg.ShowTools)
 	for _, t := range d.Tools {
 		flags := ""
 		if t.UserOnly {
@@ -334,31 +426,87 @@ func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode)
 	return nil
 }
 
-func orNone(s []string) string {
+func (c *pluginsCmd) orNone(s []string) string {
 	if len(s) == 0 {
-		return "none"
+		return c.t(msg.None)
 	}
 	return strings.Join(s, ", ")
 }
 
-func kind(official bool) string {
+func (c *pluginsCmd) kind(official bool) string { return kindName(c.lang, official) }
+
+// kindName is "Official" or "Community" in lang.
+func kindName(lang msg.Lang, official bool) string {
 	if official {
-		return "Official"
+		return lang.T(msg.Official)
 	}
-	return "Community"
+	return lang.T(msg.Community)
 }
 
-// describe is one line saying what an update check did.
-func describe(o *host.UpdateOutcome) string {
+// describe is one line saying what an update check (action "update"), a rollback or a
+// rollforward did, in lang.
+func describe(lang msg.Lang, o *host.UpdateOutcome, action string) string {
 	switch o.Status {
 	case host.StatusCurrent:
-		return fmt.Sprintf("%s: up to date (%s)", o.ID, o.From)
+		return lang.T(msg.UpToDate, o.ID, o.From)
 	case host.StatusApplied, host.StatusInstalled:
-		return fmt.Sprintf("%s: %s", o.ID, o.Note)
+		switch {
+		case action == "rollback":
+			return lang.T(msg.RolledBack, o.ID, o.From, o.To)
+		case action == "rollforward":
+			return lang.T(msg.RolledForward, o.ID, o.From, o.To)
+		case o.From == host.KindRemote:
+			return lang.T(msg.RemoteRefreshed, o.ID, o.Note)
+		case o.From == o.To:
+			return lang.T(msg.SameVersion, o.ID, o.To)
+		case o.Status == host.StatusInstalled:
+			return lang.T(msg.Installed, o.ID, o.To, kindName(lang, true))
+		}
+		return lang.T(msg.Updated, o.ID, o.From, o.To)
 	case host.StatusHeld:
-		return fmt.Sprintf("%s: update to %s held for review: %s (harness plugins accept %s)", o.ID, o.To, strings.Join(o.Widened, "; "), o.ID)
+		w := widenText(lang, o.Widenings)
+		if len(o.Widenings) == 0 { // an outcome from elsewhere (JSON): its English words
+			w = strings.Join(o.Widened, "; ")
+		}
+		return lang.T(msg.UpdateHeld, o.ID, o.To, w)
 	case host.StatusSkipped:
-		return fmt.Sprintf("%s: not checked (%s)", o.ID, o.From)
+		return lang.T(msg.NotChecked, o.ID, o.From)
 	}
-	return fmt.Sprintf("%s: update check failed: %s", o.ID, strings.TrimPrefix(o.Error, "host: "))
+	return lang.T(msg.UpdateFailed, o.ID, strings.TrimPrefix(o.Error, "host: "))
+}
+
+// widenText says, in lang, how an update widens a plugin (host.Widening), the items joined.
+func widenText(lang msg.Lang, ws []host.Widening) string {
+	effect := func(e plugin.Effect) string {
+		k, ok := map[plugin.Effect]msg.Key{plugin.EffectRead: msg.EffectRead, plugin.EffectWrite: msg.EffectWrite,
+			plugin.EffectMoney: msg.EffectMoney, plugin.EffectPublic: msg.EffectPublic}[e]
+		if !ok {
+			return e.String()
+		}
+		return lang.T(k)
+	}
+	parts := make([]string, 0, len(ws))
+	for _, w := range ws {
+		switch w.Kind {
+		case host.WidenCampus:
+			parts = append(parts, lang.T(msg.WidenCampus, w.Name))
+		case host.WidenWebsite:
+			parts = append(parts, lang.T(msg.WidenWebsite, w.Name))
+		case host.WidenAbility:
+			parts = append(parts, lang.T(msg.WidenAbility, w.Name))
+		case host.WidenCloud:
+			parts = append(parts, lang.T(msg.WidenCloud, w.Name))
+		case host.WidenRemote:
+			parts = append(parts, lang.T(msg.WidenRemote, w.Name))
+		case host.WidenNewTool:
+			parts = append(parts, lang.T(msg.WidenNewTool, w.Name, effect(w.To)))
+		case host.WidenEffect:
+			parts = append(parts, lang.T(msg.WidenEffect, w.Name, effect(w.From), effect(w.To)))
+		case host.WidenUserOnly:
+			parts = append(parts, lang.T(msg.WidenUserOnly, w.Name))
+		default:
+			parts = append(parts, w.String())
+		}
+	}
+	return strings.Join(parts, lang.T(msg.WidenSep))
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/mcpx"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -24,7 +25,8 @@ func init() {
 		{"plugins mode-remote", "ID EFFECT auto|ask|deny", "set the permission mode of one effect of a remote plugin"},
 		{"plugins remove-remote", "ID", "uninstall a remote plugin and forget its token"},
 	} {
-		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: remoteCommand(c.path, c.usage)})
+		Register(&Command{Path: c.path, Usage: "[--data DIR] " + c.usage, Summary: c.summary, Run: remoteCommand(c.path, c.usage),
+			Flags: func(fs *flag.FlagSet) { new(remoteOpts).register(fs) }})
 	}
 }
 
@@ -37,13 +39,16 @@ func remoteCommand(path, usage string) func(env *Env) int {
 		name := "harness " + path
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(env.Stderr)
-		var hf hostFlags
-		hf.register(fs)
-		token := fs.String("token", "", "bearer token the server wants (kept by the host, never shown to the model)")
-		yes := fs.Bool("yes", false, "install without asking")
-		asJSON := fs.Bool("json", false, "print JSON")
+		var o remoteOpts
+		o.register(fs)
+		hf, token, yes, asJSON := &o.hf, &o.token, &o.yes, &o.json
 		args, err := parseInterleaved(fs, env.Args)
 		if err != nil {
+			return ExitUsage
+		}
+		lang, err := hf.language()
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitUsage
 		}
 		want := map[string][2]int{"add-remote": {1, 1}, "update-remote": {0, 1}, "list-remote": {0, 0},
@@ -54,13 +59,13 @@ func remoteCommand(path, usage string) func(env *Env) int {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
-		h, db, err := openHost(ctx, &hf)
+		h, db, err := openHost(ctx, hf)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitFail
 		}
 		defer db.Close()
-		c := &remoteCmd{env: env, h: h, reg: mcpx.NewRegistry(db), ctx: ctx, token: *token, yes: *yes, json: *asJSON}
+		c := &remoteCmd{env: env, h: h, reg: mcpx.NewRegistry(db), ctx: ctx, token: *token, yes: *yes, json: *asJSON, lang: lang}
 		err = c.run(sub, args)
 		var u usageError
 		switch {
@@ -68,7 +73,7 @@ func remoteCommand(path, usage string) func(env *Env) int {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitUsage
 		case errors.Is(err, errDeclined):
-			fmt.Fprintln(env.Stderr, "not installed")
+			fmt.Fprintln(env.Stderr, lang.T(msg.NotInstalled))
 			return ExitFail
 		case err != nil:
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
@@ -76,6 +81,20 @@ func remoteCommand(path, usage string) func(env *Env) int {
 		}
 		return ExitOK
 	}
+}
+
+// remoteOpts are the flags of the `harness plugins …-remote` commands.
+type remoteOpts struct {
+	hf        hostFlags
+	token     string
+	yes, json bool
+}
+
+func (o *remoteOpts) register(fs *flag.FlagSet) {
+	o.hf.register(fs)
+	fs.StringVar(&o.token, "token", "", "bearer token the server wants (kept by the host, never shown to the model)")
+	fs.BoolVar(&o.yes, "yes", false, "install without asking")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
 }
 
 var errDeclined = errors.New("declined")
@@ -88,6 +107,7 @@ type remoteCmd struct {
 	token string
 	yes   bool
 	json  bool
+	lang  msg.Lang
 }
 
 func (c *remoteCmd) run(sub string, args []string) error {
@@ -101,17 +121,17 @@ func (c *remoteCmd) run(sub string, args []string) error {
 		if _, err := c.h.Show(c.ctx, srv.PluginID); err == nil {
 			return &host.Conflict{Msg: fmt.Sprintf("plugin %s is already installed", srv.PluginID)}
 		}
-		if err := mcpx.WriteSheet(out, srv, c.token != ""); err != nil {
+		if err := mcpx.WriteSheetIn(out, srv, c.token != "", c.lang); err != nil {
 			return err
 		}
-		if !c.yes && !confirm(c.env.Stdin, out, fmt.Sprintf("Install %s?", srv.PluginID)) {
+		if !c.yes && !confirm(c.env.Stdin, out, c.lang.T(msg.Confirm, c.lang.T(msg.InstallPrompt, srv.PluginID))) {
 			return errDeclined
 		}
 		p, err := c.reg.Add(c.ctx, srv, c.token)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "installed %s (%d tools)\n", p.ID, len(p.Server.Tools))
+		fmt.Fprintln(out, c.lang.T(msg.RemoteInstalled, p.ID, len(p.Server.Tools)))
 	case "update-remote":
 		list, err := c.reg.List(c.ctx)
 		if err != nil {
@@ -130,7 +150,8 @@ func (c *remoteCmd) run(sub string, args []string) error {
 			if err := c.reg.Replace(c.ctx, p.ID, srv); err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "%s: %s\n", p.ID, toolChanges(p.Server.Tools, srv.Tools))
+			ch, _ := toolChanges(c.lang, p.Server.Tools, srv.Tools)
+			fmt.Fprintln(out, c.lang.T(msg.RemoteRefreshed, p.ID, ch))
 		}
 		if len(args) == 1 && !found {
 			return &host.NotFound{What: fmt.Sprintf("no remote plugin %q is installed", args[0])}
@@ -149,7 +170,7 @@ func (c *remoteCmd) run(sub string, args []string) error {
 			return enc.Encode(list)
 		}
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTOOLS\tENABLED\tURL")
+		fmt.Fprintln(tw, c.lang.T(msg.RemoteListHeader))
 		for _, p := range list {
 			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\n", p.ID, len(p.Server.Tools), p.Enabled, p.Server.URL)
 		}
@@ -166,18 +187,19 @@ func (c *remoteCmd) run(sub string, args []string) error {
 		if err := c.reg.SetMode(c.ctx, args[0], e, m); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s: %s tools are now %s\n", args[0], e, m)
+		fmt.Fprintln(out, c.lang.T(msg.RemoteModeSet, args[0], e, m))
 	case "remove-remote":
 		if err := c.reg.Remove(c.ctx, args[0]); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "removed %s\n", args[0])
+		fmt.Fprintln(out, c.lang.T(msg.RemoteRemoved, args[0]))
 	}
 	return nil
 }
 
-// toolChanges says how a refreshed tool list differs from the old one.
-func toolChanges(old, cur []mcpx.RemoteTool) string {
+// toolChanges says, in lang, how a refreshed tool list differs from the old one; unchanged is
+// true when it does not.
+func toolChanges(lang msg.Lang, old, cur []mcpx.RemoteTool) (text string, unchanged bool) {
 	was := map[string]mcpx.RemoteTool{}
 	for _, t := range old {
 		was[t.Name] = t
@@ -187,28 +209,28 @@ func toolChanges(old, cur []mcpx.RemoteTool) string {
 		o, ok := was[t.Name]
 		switch {
 		case !ok:
-			parts = append(parts, fmt.Sprintf("new tool %s (%s)", t.Name, t.Effect))
+			parts = append(parts, lang.T(msg.RemoteNewTool, t.Name, t.Effect))
 		case o.Effect != t.Effect:
-			parts = append(parts, fmt.Sprintf("%s is now %s (was %s)", t.Name, t.Effect, o.Effect))
+			parts = append(parts, lang.T(msg.RemoteEffect, t.Name, t.Effect, o.Effect))
 		}
 		delete(was, t.Name)
 	}
 	for _, t := range old {
 		if _, gone := was[t.Name]; gone {
-			parts = append(parts, "removed tool "+t.Name)
+			parts = append(parts, lang.T(msg.RemoteGoneTool, t.Name))
 		}
 	}
 	if len(parts) == 0 {
-		return fmt.Sprintf("%d tools, unchanged", len(cur))
+		return lang.T(msg.RemoteUnchanged, len(cur)), true
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), false
 }
 
 // refreshRemote lists a remote plugin's tools again for `harness plugins
 // update`: StatusCurrent when they did not change, StatusApplied with the
 // changes as the note, StatusFailed when the server cannot be described or
 // now names another plugin. The error is for the database only.
-func refreshRemote(ctx context.Context, reg *mcpx.Registry, id string) (*host.UpdateOutcome, error) {
+func refreshRemote(ctx context.Context, reg *mcpx.Registry, id string, lang msg.Lang) (*host.UpdateOutcome, error) {
 	p, err := reg.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -227,7 +249,7 @@ func refreshRemote(ctx context.Context, reg *mcpx.Registry, id string) (*host.Up
 		return nil, err
 	}
 	o.Status = host.StatusCurrent
-	if ch := toolChanges(p.Server.Tools, srv.Tools); !strings.HasSuffix(ch, "unchanged") {
+	if ch, unchanged := toolChanges(lang, p.Server.Tools, srv.Tools); !unchanged {
 		o.Status, o.Note = host.StatusApplied, ch
 	}
 	return o, nil

@@ -20,7 +20,16 @@ func init() {
 		Usage:   "[--data DIR] [--json] ID.TOOL [JSON]",
 		Summary: "run a tool of an installed plugin as the user and print its result as JSON",
 		Run:     toolRun,
+		Flags: func(fs *flag.FlagSet) {
+			new(hostFlags).register(fs)
+			toolRunFlags(fs)
+		},
 	})
+}
+
+// toolRunFlags defines the flags of `harness tool run` besides the host's.
+func toolRunFlags(fs *flag.FlagSet) *bool {
+	return fs.Bool("json", false, `print {"ok":true,"result":…} or {"ok":false,"error":{…}}`)
 }
 
 // toolRun is `harness tool run ID.TOOL [JSON]` (issue 4): it runs the tool
@@ -34,7 +43,7 @@ func toolRun(env *Env) int {
 	fs.SetOutput(env.Stderr)
 	var hf hostFlags
 	hf.register(fs)
-	asJSON := fs.Bool("json", false, `print {"ok":true,"result":…} or {"ok":false,"error":{…}}`)
+	asJSON := toolRunFlags(fs)
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return ExitUsage
@@ -48,6 +57,10 @@ func toolRun(env *Env) int {
 	}
 	if len(args) < 1 || len(args) > 2 {
 		return usage("")
+	}
+	lang, err := hf.language()
+	if err != nil {
+		return usage(err.Error())
 	}
 	pluginID, tool, ok := host.SplitToolName(args[0])
 	if !ok || pluginID == "" || tool == "" {
@@ -70,7 +83,7 @@ func toolRun(env *Env) int {
 	result, runErr := h.RunTool(ctx, host.ActorUser, pluginID, tool, input)
 	var nf *host.NotFound
 	if errors.As(runErr, &nf) && !*asJSON {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(runErr.Error(), "host: "))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, hostError(lang, runErr))
 		return ExitFail
 	}
 	// A failing step is placed as PLUGIN/FILE:LINE:COL, the file inside the installed plugin.

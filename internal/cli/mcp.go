@@ -30,6 +30,7 @@ func init() {
 		Usage:   "[--data DIR]",
 		Summary: "serve the installed plugins' tools to an MCP client over stdio (register this command with the client)",
 		Run:     runMCP,
+		Flags:   hostFlagsOnly,
 	})
 	RegisterServeSetup(mcpServe)
 	// Remote plugins are a kind of host plugin: listed, permission-checked

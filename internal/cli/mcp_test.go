@@ -95,7 +95,7 @@ func TestMCPSubprocess(t *testing.T) {
 		{[]string{"plugins", "list"}, "mcp-demo-canteen remote   Community 演示食堂\n"},
 		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  kind:        Community, remote\n"},
 		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  modes:       read=auto write=ask money=ask public=ask\n  tools:\n    menu [read] untrusted\n    reserveSeat [write] untrusted\n"},
-		{[]string{"plugins", "update", "mcp-demo-canteen"}, "mcp-demo-canteen: up to date (remote)\n"},
+		{[]string{"plugins", "update", "mcp-demo-canteen"}, "mcp-demo-canteen: already up to date (remote)\n"},
 		{[]string{"plugins", "mode", "mcp-demo-canteen", "money", "deny"}, "mcp-demo-canteen: money tools deny\n"},
 		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  modes:       read=auto write=ask money=deny public=ask\n"},
 	} {

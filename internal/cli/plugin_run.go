@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"testing/fstest"
 	"time"
 
 	"github.com/pkuinfo/harness/interp"
@@ -28,6 +31,10 @@ func init() {
 		Usage:   "[--json] [--record FILE] DIR TOOL [JSON]",
 		Summary: "run a tool live against public hosts and print its result as JSON",
 		Run:     pluginRun,
+		Flags: func(fs *flag.FlagSet) {
+			fs.Bool("json", false, `print {"ok":true,"result":…} or {"ok":false,"error":{…}}`)
+			fs.String("record", "", "also save the run (the replies received and the result) as a recorded test appended to this file")
+		},
 	})
 }
 
@@ -133,23 +140,35 @@ func pluginRun(env *Env) int {
 		KV:        kvstore.NewMemory(),
 	}
 	var rec *replay.Recorder
+	var lost *lostReplies
 	start := time.Now()
 	if record != "" {
-		rec = &replay.Recorder{Next: interp.NewTransport(false)}
+		lost = &lostReplies{next: interp.NewTransport(false)}
+		rec = &replay.Recorder{Next: lost}
 		opts.Transport = rec
 		opts.Now = func() time.Time { return start }
 	}
 	result, runErr := interp.Run(ctx, p, tool, input, opts)
 	if rec != nil && ctx.Err() == nil { // an interrupted run is not worth a test
-		if err := writeRecording(record, replay.RecordedTest{
+		if err := writeRecording(ctx, p, record, replay.RecordedTest{
 			Name: "recorded " + start.In(time.FixedZone("CST", 8*3600)).Format("2006-01-02 15:04"),
 			Tool: tool, Input: input, Now: start, Exchanges: rec.Exchanges(), Result: result, Err: runErr,
-		}); err != nil {
+		}, lost.list()); err != nil {
+			// The run's own outcome is still shown, but the command fails: what was asked for
+			// (a recorded test) was not made.
 			fmt.Fprintf(env.Stderr, "harness plugin run: --record: %v\n", err)
+			if code := showRun(env, dir, asJSON, result, runErr); code != ExitOK {
+				return code
+			}
 			return ExitFail
 		}
 		fmt.Fprintf(env.Stderr, "harness plugin run: recorded %s (%d responses); trim the bodies to what the tool needs\n", record, len(rec.Exchanges()))
 	}
+	return showRun(env, dir, asJSON, result, runErr)
+}
+
+// showRun prints a run's result (or error) as `plugin run` does and returns its exit code.
+func showRun(env *Env, dir string, asJSON bool, result any, runErr error) int {
 	if asJSON {
 		return writeRunJSON(env, dir, result, runErr)
 	}
@@ -207,15 +226,56 @@ func writeRunJSON(env *Env, dir string, result any, runErr error) int {
 	return ExitFail
 }
 
+// lostReplies is the transport under a --record run's Recorder: it notes each request that got
+// no reply (a refused connection, a DNS failure, a timeout), which a recorded test cannot replay.
+type lostReplies struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	errs []string
+}
+
+// RoundTrip implements http.RoundTripper.
+func (l *lostReplies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(req)
+	if err != nil {
+		l.mu.Lock()
+		l.errs = append(l.errs, fmt.Sprintf("%s %s: %v", req.Method, req.URL.Redacted(), err))
+		l.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (l *lostReplies) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.errs...)
+}
+
+// errNotReplayable refuses a recording that would fail when replayed.
+type errNotReplayable struct{ why string }
+
+func (e *errNotReplayable) Error() string {
+	return "not written: " + e.why + "; a recorded test replays the replies a run received, so it would never pass"
+}
+
 // writeRecording saves a live run as a recorded test in file (a tests/*.yaml path): a new file,
 // or one more document appended after `---`. Bodies that are not short UTF-8 text go to side
-// files beside it, named after it ("free-1.html").
-func writeRecording(file string, t replay.RecordedTest) error {
+// files beside it, named after it ("free-1.html"). Before anything is written the test is
+// decoded and replayed against p (replay.RunCase): a recording that would not pass — a failing
+// run whose error came from a request that got no reply (lost lists them), from a campus
+// request or ability the live run refuses, or from anything else the recording cannot
+// reproduce — is refused with an *errNotReplayable saying why, and no file is touched.
+func writeRecording(ctx context.Context, p *plugin.Plugin, file string, t replay.RecordedTest, lost []string) error {
+	if t.Err != nil && len(lost) > 0 {
+		return &errNotReplayable{why: "the run failed on a request that got no reply (" + strings.Join(lost, "; ") + ")"}
+	}
+	var ie *interp.Error
+	if errors.As(t.Err, &ie) && (ie.Kind == interp.KindAbility || strings.Contains(ie.Msg, "needs the host's signed-in session")) {
+		return &errNotReplayable{why: "the run failed on a campus request or an ability, which `plugin run` refuses and cannot record (write their replies in the test by hand: campus: / abilities:)"}
+	}
 	dir := filepath.Dir(file)
 	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	side := map[string][]byte{}
 	data, err := replay.EncodeTest(t, func(i int, ext string, body []byte) (string, error) {
 		name := fmt.Sprintf("%s-%d%s", base, i, ext)
 		for n := 2; ; n++ { // never overwrite an earlier recording's file
@@ -224,10 +284,33 @@ func writeRecording(file string, t replay.RecordedTest) error {
 			}
 			name = fmt.Sprintf("%s-%d-%d%s", base, i, n, ext)
 		}
-		return name, os.WriteFile(filepath.Join(dir, name), body, 0o644)
+		side[name] = body
+		return name, nil
 	})
 	if err != nil {
 		return err
+	}
+	// Replay what would be written.
+	fsys := fstest.MapFS{}
+	for name, body := range side {
+		fsys["tests/"+name] = &fstest.MapFile{Data: body}
+	}
+	cases, err := replay.Decode(fsys, "tests/"+filepath.Base(file), file, data)
+	if err != nil {
+		return fmt.Errorf("the recording does not decode (a bug): %w", err)
+	}
+	for _, c := range cases {
+		if o := replay.RunCase(ctx, p, c); !o.Passed {
+			return &errNotReplayable{why: "replayed, the recording fails: " + strings.Join(o.Problems, "; ")}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, body := range side {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			return err
+		}
 	}
 	old, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,6 +19,10 @@ func init() {
 		Usage:   "[--json] [--run REGEX] DIR…",
 		Summary: "replay each plugin's recorded tests (tests/*.yaml) offline",
 		Run:     pluginTest,
+		Flags: func(fs *flag.FlagSet) {
+			fs.Bool("json", false, "print the results as JSON")
+			fs.String("run", "", "run only the tests whose label (PLUGIN/FILE: NAME) matches this regular expression")
+		},
 	})
 }
 

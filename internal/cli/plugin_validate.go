@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,6 +19,11 @@ func init() {
 		Usage:   "[--json] DIR…",
 		Summary: "check plugins the way the app does: manifest, tools, every expression and file path",
 		Run:     pluginValidate,
+		// The author commands parse their few flags by hand (-json and --json alike); these
+		// definitions are what --help shows.
+		Flags: func(fs *flag.FlagSet) {
+			fs.Bool("json", false, "print a JSON array with one report per argument")
+		},
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/internal/msg"
 )
 
 // DefaultServeAddr is where `harness serve` listens without --addr: loopback
@@ -36,7 +37,26 @@ func init() {
 			defer stop()
 			return Serve(ctx, env, nil)
 		},
+		Flags: func(fs *flag.FlagSet) { serveFlags(fs) },
 	})
+}
+
+// serveOpts are the flags of `harness serve`.
+type serveOpts struct {
+	hf                 hostFlags
+	addr, token        *string
+	noUpdate, generate *bool
+}
+
+// serveFlags defines the flags of `harness serve` on fs and returns them.
+func serveFlags(fs *flag.FlagSet) *serveOpts {
+	o := &serveOpts{}
+	o.hf.register(fs)
+	o.addr = fs.String("addr", DefaultServeAddr, "address to listen on (loopback only unless --token is set)")
+	o.token = fs.String("token", "", "require \"Authorization: Bearer TOKEN\" on /mcp and /v1 (default $"+MCPTokenEnv+"); needed to listen beyond loopback")
+	o.generate = fs.Bool("token-generate", false, "make a new random token, store it in DIR/"+tokenFile+" (0600; later runs of serve use it when neither --token nor $"+MCPTokenEnv+" is set), print it and exit")
+	o.noUpdate = fs.Bool("no-update", false, "do not check plugins for updates (otherwise at start and then hourly, each plugin at most once a day)")
+	return o
 }
 
 // Serve runs `harness serve` until ctx ends: it opens the data directory,
@@ -59,12 +79,8 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 	const name = "harness serve"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	var hf hostFlags
-	hf.register(fs)
-	addr := fs.String("addr", DefaultServeAddr, "address to listen on (loopback only unless --token is set)")
-	token := fs.String("token", "", "require \"Authorization: Bearer TOKEN\" on /mcp and /v1 (default $"+MCPTokenEnv+"); needed to listen beyond loopback")
-	generate := fs.Bool("token-generate", false, "make a new random token, store it in DIR/"+tokenFile+" (0600; later runs of serve use it when neither --token nor $"+MCPTokenEnv+" is set), print it and exit")
-	noUpdate := fs.Bool("no-update", false, "do not check plugins for updates (otherwise at start and then hourly, each plugin at most once a day)")
+	o := serveFlags(fs)
+	hf, addr, token, generate, noUpdate := &o.hf, o.addr, o.token, o.generate, o.noUpdate
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -82,14 +98,14 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 			fmt.Fprintf(env.Stderr, "%s: --token-generate makes a new token: leave out --token\n", name)
 			return ExitUsage
 		}
-		return generateToken(env, name, &hf)
+		return generateToken(env, name, hf)
 	}
 	from := "--token"
 	if *token == "" {
 		*token, from = os.Getenv(MCPTokenEnv), "$"+MCPTokenEnv
 	}
 	if *token == "" {
-		t, file, err := storedToken(&hf)
+		t, file, err := storedToken(hf)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitFail
@@ -108,7 +124,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 		return ExitUsage
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	h, db, err := openHost(ctx, &hf)
+	h, db, err := openHost(ctx, hf)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
@@ -167,7 +183,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 				}
 				for _, o := range outs {
 					if o.Status != host.StatusSkipped && o.Status != host.StatusCurrent {
-						log.Info("update check", "plugin", o.ID, "result", describe(o))
+						log.Info("update check", "plugin", o.ID, "result", describe(msg.En, o, "update"))
 					}
 				}
 				select {
