@@ -234,6 +234,11 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 	}
 	if c.onRequest != nil {
 		c.recMu.Lock()
+		if e := ctxErr(ctx); e != nil {
+			// A run that Run has already given up on records nothing more.
+			c.recMu.Unlock()
+			return nil, e
+		}
 		c.onRequest(RequestRecord{Campus: r.Campus, Method: r.Method, URL: req.URL.String(), Header: req.Header.Clone(), Body: r.Body})
 		c.recMu.Unlock()
 	}
@@ -258,6 +263,17 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 		return nil, transportErr(ctx, where, r.Timeout, err)
 	}
 	defer resp.Body.Close()
+	// A body that ignores the context still stops when it is closed.
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	if n := headerSize(resp.Header); n > MaxResponseHeader {
+		return nil, limitErr("response headers", fmt.Sprintf("%d bytes from %s", n, where), "256 KB")
+	}
+	if resp.ContentLength > MaxResponse {
+		return nil, limitErr("response", fmt.Sprintf("%d bytes from %s", resp.ContentLength, where), "2 MB")
+	}
+	// The body as delivered (after any decompression the transport does) is
+	// read through the cap: a compression bomb stops at 2 MB + 1 byte.
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
 	if err != nil {
 		return nil, transportErr(ctx, where, r.Timeout, err)
@@ -282,6 +298,18 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 }
 
 var errReqTimeout = errors.New("request timeout")
+
+// headerSize is the bytes of a header as sent: names, values and ": \r\n"
+// for each line.
+func headerSize(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
 
 // transportErr classifies a failed round trip.
 func transportErr(ctx context.Context, where string, timeout time.Duration, err error) *Error {

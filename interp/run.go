@@ -15,9 +15,6 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// runTimeLimit is MaxRunTime; tests shorten it.
-var runTimeLimit = MaxRunTime
-
 // Run runs one tool of a loaded plugin with the given input and returns its
 // result, an expr value that is plain JSON (seed 004 "Tools" and "Steps";
 // SPEC-DECISIONS §4, §6, §10). p must have loaded without errors
@@ -28,6 +25,18 @@ var runTimeLimit = MaxRunTime
 // validateInput). Every step then runs in order under the run's limits
 // (limits.go), which a `call` shares. Cancelling ctx stops the run promptly.
 // A result that holds an HTML node, or whose JSON is over 1 MB, is an error.
+//
+// The whole run — requests and their bodies, waits for a free connection,
+// abilities, KV, expression evaluation and the result check — runs under one
+// deadline, Options.TimeLimit (MaxRunTime when zero), shared by every tool a
+// `call` runs. When it passes, Run returns a kind limit error naming the
+// limit within runGrace of the deadline, even when a transport, campus
+// client, ability or KV store ignores its context; such a call is left to
+// finish on its own and its result is dropped.
+//
+// A tool marked userOnly runs only for Options.Actor "user" (or ""), and a
+// `call` runs its callee as the caller's actor, so a userOnly tool refuses a
+// call from a run started by the agent or the scheduler.
 //
 // Errors are *Error, with the kind a `catch` would see, the file and
 // position of the failing step or expression, and the step path.
@@ -43,7 +52,21 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		}
 		return nil, errf(KindInput, "plugin %s has no tool %q (it has %s)", p.Manifest.ID, tool, strings.Join(names, ", "))
 	}
-	limit := runTimeLimit
+	limit := o.TimeLimit
+	switch {
+	case limit == 0:
+		limit = MaxRunTime
+	case limit < 0 || limit > MaxRunTime:
+		return nil, errf(KindInput, "options: time limit %s is outside 0–%s", limit, fmtDur(MaxRunTime))
+	}
+	switch o.Actor {
+	case "", ActorUser, ActorAgent, ActorScheduler:
+	default:
+		return nil, errf(KindInput, "options: unknown actor %q (want user, agent or scheduler)", o.Actor)
+	}
+	if err := userOnlyErr(t, o.Actor, ""); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &runTimeError{limit})
 	defer cancel()
 	clock := o.Now
@@ -60,6 +83,63 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		replyAt: map[string]string{},
 		docURL:  map[*html.Node]string{},
 	}
+	type outcome struct {
+		v   any
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		v, err := r.runTool(ctx, t, input)
+		done <- outcome{v, err}
+	}()
+	select {
+	case out := <-done:
+		return out.v, out.err
+	case <-ctx.Done():
+	}
+	// The run's own error is better placed: give it a moment to arrive.
+	grace := time.NewTimer(runGrace)
+	defer grace.Stop()
+	select {
+	case out := <-done:
+		return out.v, out.err
+	case <-grace.C:
+	}
+	e := ctxErr(ctx)
+	if st := r.current.Load(); st != nil {
+		e = place(e, st)
+	} else {
+		e.File = t.File
+	}
+	return nil, e
+}
+
+// runGrace is how long Run waits, after the deadline or a cancellation, for
+// the run to stop by itself before it returns without it.
+const runGrace = 20 * time.Millisecond
+
+// Actors of a run (Options.Actor): who started it (seed 003 permissions;
+// host.Actor has the same values).
+const (
+	ActorUser      = "user"      // a person's own tap
+	ActorAgent     = "agent"     // the assistant
+	ActorScheduler = "scheduler" // a scheduled task
+)
+
+// userOnlyErr refuses a userOnly tool to any actor but the user; via names
+// the calling tool, or "" for the tool the run started with.
+func userOnlyErr(t *plugin.Tool, actor, via string) *Error {
+	if !t.UserOnly || actor == "" || actor == ActorUser {
+		return nil
+	}
+	if via != "" {
+		return errf(KindInput, "call: %s is userOnly: only a person's own tap can run it, and this run is the %s's (through %s)", t.Name, actor, via)
+	}
+	return errf(KindInput, "%s is userOnly: only a person's own tap can run it, not the %s", t.Name, actor)
+}
+
+// runTool runs t and checks its result (the part of Run under the deadline).
+func (r *run) runTool(ctx context.Context, t *plugin.Tool, input any) (any, error) {
 	v, err := r.callTool(ctx, t, input, 0)
 	if err != nil {
 		return nil, err
@@ -78,6 +158,13 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 			e.File, e.Pos = t.Return.File, t.Return.Pos
 		}
 		return nil, e
+	}
+	if ce := ctxErr(ctx); ce != nil {
+		// The deadline passed while the result was checked.
+		if t.Return != nil {
+			ce.File, ce.Pos = t.Return.File, t.Return.Pos
+		}
+		return nil, ce
 	}
 	return v, nil
 }
@@ -107,6 +194,9 @@ type run struct {
 	net    *netClient
 	budget *expr.Budget
 	steps  atomic.Int64
+	// current is the step started last, for placing the time limit's
+	// error when the run does not stop by itself.
+	current atomic.Pointer[plugin.Step]
 
 	mu      sync.Mutex
 	replyAt map[string]string     // let name → URL of the reply it holds (for extract's url pipe)
@@ -242,6 +332,7 @@ func (r *run) runStep(ctx context.Context, s *scope, st *plugin.Step, depth int)
 	if n := r.steps.Add(1); n > MaxSteps {
 		return nil, place(limitErr("steps", fmt.Sprintf("%d steps", n), fmt.Sprint(MaxSteps)), st)
 	}
+	r.current.Store(st)
 	v, err := r.exec(ctx, s, st, depth)
 	if err != nil {
 		return nil, placeErr(ctx, err, st.File, st.Pos, st.Path)
