@@ -250,7 +250,9 @@ func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *pl
 		input = expr.NewObject(0)
 	}
 	runStart := time.Now()
-	v, err := interp.Run(ctx, p, t.Name, input, h.options())
+	o := h.options()
+	o.Actor = string(req.Actor) // a call step runs as the same actor
+	v, err := interp.Run(ctx, p, t.Name, input, o)
 	took := time.Since(runStart)
 	if err != nil {
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))

@@ -549,6 +549,10 @@ func (r *run) call(ctx context.Context, s *scope, st *plugin.Step, depth int) (a
 	if caller := s.tc.t; !caller.Effect.AtLeast(callee.Effect) {
 		return nil, errf(KindInput, "call: %s is a %s tool, stronger than this %s tool", callee.Name, callee.Effect, caller.Effect)
 	}
+	// A call runs as the caller's actor: it is no way around userOnly.
+	if e := userOnlyErr(callee, r.o.Actor, s.tc.t.Name); e != nil {
+		return nil, e
+	}
 	if depth+1 > MaxCallDepth {
 		return nil, limitErr("call", fmt.Sprintf("%d nested calls", depth+1), fmt.Sprint(MaxCallDepth))
 	}

@@ -1071,6 +1071,10 @@ func (v *validator) calls() {
 				v.terrAt(t, s.Pos, s.Path, "call: no tool %q in this plugin%s", s.Call, suggest(s.Call, names))
 			case callee.Effect != 0 && t.Effect != 0 && !t.Effect.AtLeast(callee.Effect):
 				v.terrAt(t, s.Pos, s.Path, "call: %s is a %s tool; a %s tool cannot call it", s.Call, callee.Effect, t.Effect)
+			case callee.UserOnly && !t.UserOnly:
+				// A call runs as the caller's actor, so this call fails whenever the agent or the
+				// scheduler runs t; mark t userOnly too, or call something else.
+				v.d.warnf(t.File, s.Pos, s.Path, "call: %s is userOnly but %s is not: when the assistant or a scheduled task runs %s, this call is refused (make %s userOnly too)", s.Call, t.Name, t.Name, t.Name)
 			}
 		}
 	}
