@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -818,6 +819,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc *scope) *scope {
 			pageScope := sc.child("page", "pageIndex", "items")
 			v.checkExpr(tc, pg.Next, path, "paginate.next", pageScope)
 			v.checkExpr(tc, pg.Items, path, "paginate.items", pageScope)
+			v.nextMethod(t, pg.Next, path)
 			if pg.Max < 1 || pg.Max > MaxPages {
 				v.terrAt(t, s.at("paginate"), path, "paginate.max must be 1 to %d, not %d", MaxPages, pg.Max)
 			}
@@ -1420,4 +1422,37 @@ func constantLen(t *Tool, f *ExprField) (int, bool) {
 		return 0, false
 	}
 	return len(list), true
+}
+
+// noVars is the scope of an expression that names nothing.
+type noVars struct{}
+
+func (noVars) Lookup(string) (any, bool) { return nil, false }
+
+// nextMethod checks a paginate next that names nothing (its value is known
+// now): its method must be one of RequestMethods. A next computed from the
+// page or the input is checked when it runs.
+func (v *validator) nextMethod(t *Tool, f *ExprField, step string) {
+	if f == nil || f.Expr == nil || len(f.Expr.FreeNames()) > 0 {
+		return
+	}
+	val, err := f.Expr.Eval(context.Background(), noVars{}, expr.NewBudget(1000))
+	o, ok := val.(*expr.Object)
+	if err != nil || !ok {
+		return // a failure shows when it runs, as for any expression
+	}
+	m, has := o.Get("method")
+	if !has {
+		return
+	}
+	if s, ok := m.(string); ok {
+		if _, ok := RequestMethod(s); ok {
+			return
+		}
+	}
+	what := expr.Describe(m)
+	if s, ok := m.(string); ok {
+		what = strconv.Quote(s)
+	}
+	v.terrAt(t, f.Pos, step, "paginate.next.method must be GET, POST, PUT, PATCH, DELETE or HEAD, not %s", what)
 }
