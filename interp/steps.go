@@ -131,7 +131,7 @@ func (r *run) send(ctx context.Context, h *httpReq, as, let string) (any, *reply
 	if err := r.budget.Charge(1 + len(rep.Body)/1024); err != nil {
 		return nil, nil, err
 	}
-	v, err := readAs(rep, as, h.where())
+	v, err := readAsCharged(ctx, rep, as, h.where(), r.budget)
 	if err != nil {
 		return nil, nil, err
 	}
