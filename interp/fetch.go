@@ -213,6 +213,9 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 		return nil, ctxErr(ctx)
 	}
 	defer func() { <-c.sem }()
+	if e := ctxErr(ctx); e != nil {
+		return nil, e // a run past its deadline sends nothing more
+	}
 
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc

@@ -599,6 +599,9 @@ func (r *run) ability(ctx context.Context, s *scope, st *plugin.Step) (any, erro
 	if r.o.Abilities == nil {
 		return nil, errf(KindAbility, "ability %s: this host provides no abilities", st.Ability)
 	}
+	if e := ctxErr(ctx); e != nil {
+		return nil, e // a run past its deadline asks the host for nothing more
+	}
 	v, err := r.o.Abilities.Call(ctx, AbilityCall{
 		Plugin: r.p.Manifest.ID, Tool: t.Name, Group: op.Group, Op: op.Op, Args: args, ToolEffect: t.Effect,
 	})

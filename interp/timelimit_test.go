@@ -157,3 +157,57 @@ func TestTimeLimitOption(t *testing.T) {
 		}
 	}
 }
+
+// recordingKV counts writes.
+type recordingKV struct {
+	interp.KV
+	sets chan string
+}
+
+func (k recordingKV) Set(ctx context.Context, plugin, key string, e interp.Entry) error {
+	k.sets <- key
+	return k.KV.Set(ctx, plugin, key, e)
+}
+
+// TestNoWritesAfterTheDeadline checks that a run Run has given up on
+// writes nothing when the service it waited on answers late: the cache
+// step around a late ability stores nothing.
+func TestNoWritesAfterTheDeadline(t *testing.T) {
+	release := make(chan struct{})
+	returned := make(chan struct{})
+	ab := lateAbilities{release, returned}
+	kv := recordingKV{kvstore.NewMemory(), make(chan string, 4)}
+	p := loadPlugin(t, map[string]string{"main": `title: T
+description: d
+effect: read
+steps:
+  - let: r
+    cache: { key: k, ttl: 1h }
+    steps:
+      - let: v
+        ability: todos.list
+return: r
+`})
+	_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{Abilities: ab, KV: kv, TimeLimit: 50 * time.Millisecond})
+	var e *interp.Error
+	if !errors.As(err, &e) || e.Kind != interp.KindLimit {
+		t.Fatalf("err = %v, want the time limit", err)
+	}
+	close(release)
+	<-returned
+	select {
+	case key := <-kv.sets:
+		t.Fatalf("the abandoned run wrote %q", key)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// lateAbilities answers once release is closed, ignoring its context, and
+// then closes returned.
+type lateAbilities struct{ release, returned chan struct{} }
+
+func (l lateAbilities) Call(context.Context, interp.AbilityCall) (any, error) {
+	<-l.release
+	defer close(l.returned)
+	return "late", nil
+}
