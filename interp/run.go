@@ -116,7 +116,7 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 
 // runGrace is how long Run waits, after the deadline or a cancellation, for
 // the run to stop by itself before it returns without it.
-const runGrace = 20 * time.Millisecond
+const runGrace = 5 * time.Millisecond
 
 // Actors of a run (Options.Actor): who started it (seed 003 permissions;
 // host.Actor has the same values).

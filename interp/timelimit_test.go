@@ -124,7 +124,8 @@ return: r
 			start := time.Now()
 			_, err := interp.Run(context.Background(), p, "main", nil, o)
 			took := time.Since(start)
-			// Generous for a loaded machine; the bound the design keeps is limit + 20 ms.
+			t.Logf("stopped %v after the limit", took-limit)
+			// Generous for a loaded machine; the design keeps within limit + runGrace (5 ms) + scheduling.
 			if took > limit+time.Second {
 				t.Errorf("Run took %v with a %v limit", took, limit)
 			}
