@@ -212,3 +212,34 @@ func (l lateAbilities) Call(context.Context, interp.AbilityCall) (any, error) {
 	defer close(l.returned)
 	return "late", nil
 }
+
+// TestTimeLimitInExpression checks that an expression whose built-in would
+// run long (a bounded repeat over a long text, slow for RE2 however few
+// operations it is charged) ends the run with a limit error at the time
+// limit at the latest: the time limit, or the operations limit once the
+// built-in is charged for that work.
+func TestTimeLimitInExpression(t *testing.T) {
+	p := loadPlugin(t, map[string]string{"main": `title: T
+description: d
+effect: read
+steps:
+  - let: t
+    value: "repeat(repeat('ab', 1000), 100)"
+  - let: r
+    value: "test(t, '[a-z]{1000}x')"
+return: r
+`})
+	const limit = 150 * time.Millisecond
+	start := time.Now()
+	_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{TimeLimit: limit})
+	if took := time.Since(start); took > limit+time.Second {
+		t.Errorf("Run took %v with a %v limit", took, limit)
+	}
+	var e *interp.Error
+	if !errors.As(err, &e) || e.Kind != interp.KindLimit {
+		t.Fatalf("err = %v, want a limit error", err)
+	}
+	if !strings.HasPrefix(e.Error(), "tools/main.yaml:7:5: steps[1] (let r)") {
+		t.Errorf("err = %q, want it placed at the step", e.Error())
+	}
+}
