@@ -15,13 +15,13 @@
 package safefs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 )
 
 // ErrTooLarge is wrapped by ReadFile's error for a file longer than the bytes allowed.
@@ -178,21 +178,27 @@ func read(ctx context.Context, r io.Reader, size int64, name string, max int64) 
 	if size > max {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, size, max)}
 	}
-	var b bytes.Buffer
-	b.Grow(int(size) + 1)
-	lr := io.LimitReader(r, max+1)
-	p := make([]byte, min(chunk, max+1))
+	// Read into one buffer of the size stat gave (plus one byte to see growth), chunk by chunk.
+	buf := make([]byte, 0, size+1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		n, err := lr.Read(p)
-		b.Write(p[:n])
-		if int64(b.Len()) > max {
+		if len(buf) == cap(buf) {
+			// The file grew since stat: keep reading, up to one byte past the limit.
+			if int64(len(buf)) > max {
+				return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+			}
+			buf = slices.Grow(buf, int(min(int64(chunk), max+1-int64(len(buf)))))
+		}
+		end := min(cap(buf), len(buf)+chunk)
+		n, err := r.Read(buf[len(buf):end])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
 			return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
 		}
 		if err == io.EOF {
-			return b.Bytes(), nil
+			return buf, nil
 		}
 		if err != nil {
 			return nil, err
