@@ -83,35 +83,7 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		replyAt: map[string]string{},
 		docURL:  map[*html.Node]string{},
 	}
-	type outcome struct {
-		v   any
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		v, err := r.runTool(ctx, t, input)
-		done <- outcome{v, err}
-	}()
-	select {
-	case out := <-done:
-		return out.v, out.err
-	case <-ctx.Done():
-	}
-	// The run's own error is better placed: give it a moment to arrive.
-	grace := time.NewTimer(runGrace)
-	defer grace.Stop()
-	select {
-	case out := <-done:
-		return out.v, out.err
-	case <-grace.C:
-	}
-	e := ctxErr(ctx)
-	if st := r.current.Load(); st != nil {
-		e = place(e, st)
-	} else {
-		e.File = t.File
-	}
-	return nil, e
+	return r.guard(ctx, t, input)
 }
 
 // runGrace is how long Run waits, after the deadline or a cancellation, for
@@ -138,8 +110,43 @@ func userOnlyErr(t *plugin.Tool, actor, via string) *Error {
 	return errf(KindInput, "%s is userOnly: only a person's own tap can run it, not the %s", t.Name, actor)
 }
 
-// runTool runs t and checks its result (the part of Run under the deadline).
-func (r *run) runTool(ctx context.Context, t *plugin.Tool, input any) (any, error) {
+// guard runs the tool on a goroutine of its own and returns its outcome,
+// or, once ctx is done and the run has not stopped within runGrace, the
+// context's error placed at the step that was running.
+func (r *run) guard(ctx context.Context, t *plugin.Tool, input any) (any, error) {
+	type outcome struct {
+		v   any
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		v, err := r.finish(ctx, t, input)
+		done <- outcome{v, err}
+	}()
+	select {
+	case out := <-done:
+		return out.v, out.err
+	case <-ctx.Done():
+	}
+	// The run's own error is better placed: give it a moment to arrive.
+	grace := time.NewTimer(runGrace)
+	defer grace.Stop()
+	select {
+	case out := <-done:
+		return out.v, out.err
+	case <-grace.C:
+	}
+	e := ctxErr(ctx)
+	if st := r.current.Load(); st != nil {
+		e = place(e, st)
+	} else {
+		e.File = t.File
+	}
+	return nil, e
+}
+
+// finish runs t and checks its result: the part of Run under the deadline.
+func (r *run) finish(ctx context.Context, t *plugin.Tool, input any) (any, error) {
 	v, err := r.callTool(ctx, t, input, 0)
 	if err != nil {
 		return nil, err
@@ -158,13 +165,6 @@ func (r *run) runTool(ctx context.Context, t *plugin.Tool, input any) (any, erro
 			e.File, e.Pos = t.Return.File, t.Return.Pos
 		}
 		return nil, e
-	}
-	if ce := ctxErr(ctx); ce != nil {
-		// The deadline passed while the result was checked.
-		if t.Return != nil {
-			ce.File, ce.Pos = t.Return.File, t.Return.Pos
-		}
-		return nil, ce
 	}
 	return v, nil
 }
