@@ -245,14 +245,13 @@ func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plug
 
 // run runs an allowed call and records it.
 func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *plugin.Tool, start time.Time) (*CallResult, error) {
+	ctx = interp.WithActor(ctx, string(req.Actor)) // a call step inside runs as the same actor
 	input := req.Input
 	if input == nil {
 		input = expr.NewObject(0)
 	}
 	runStart := time.Now()
-	o := h.options()
-	o.Actor = string(req.Actor) // a call step runs as the same actor
-	v, err := interp.Run(ctx, p, t.Name, input, o)
+	v, err := interp.Run(ctx, p, t.Name, input, h.options())
 	took := time.Since(runStart)
 	if err != nil {
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))

@@ -34,7 +34,7 @@ import (
 // client, ability or KV store ignores its context; such a call is left to
 // finish on its own and its result is dropped.
 //
-// A tool marked userOnly runs only for Options.Actor "user" (or ""), and a
+// A tool marked userOnly runs only for the user (see WithActor), and a
 // `call` runs its callee as the caller's actor, so a userOnly tool refuses a
 // call from a run started by the agent or the scheduler.
 //
@@ -59,12 +59,13 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 	case limit < 0 || limit > MaxRunTime:
 		return nil, errf(KindInput, "options: time limit %s is outside 0–%s", limit, fmtDur(MaxRunTime))
 	}
-	switch o.Actor {
+	actor, _ := ctx.Value(actorKey{}).(string)
+	switch actor {
 	case "", ActorUser, ActorAgent, ActorScheduler:
 	default:
-		return nil, errf(KindInput, "options: unknown actor %q (want user, agent or scheduler)", o.Actor)
+		return nil, errf(KindInput, "unknown actor %q (want user, agent or scheduler)", actor)
 	}
-	if err := userOnlyErr(t, o.Actor, ""); err != nil {
+	if err := userOnlyErr(t, actor, ""); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &runTimeError{limit})
@@ -78,6 +79,7 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		o:       &o,
 		clock:   clock,
 		now:     clock(),
+		actor:   actor,
 		net:     newNetClient(p.Manifest.Network, p.Manifest.Campus, &o),
 		budget:  expr.NewBudget(MaxOperations),
 		replyAt: map[string]string{},
@@ -90,13 +92,25 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 // the run to stop by itself before it returns without it.
 const runGrace = 5 * time.Millisecond
 
-// Actors of a run (Options.Actor): who started it (seed 003 permissions;
+// Actors of a run (WithActor): who started it (seed 003 permissions;
 // host.Actor has the same values).
 const (
 	ActorUser      = "user"      // a person's own tap
 	ActorAgent     = "agent"     // the assistant
 	ActorScheduler = "scheduler" // a scheduled task
 )
+
+type actorKey struct{}
+
+// WithActor returns a context under which Run runs tools as actor:
+// ActorUser, ActorAgent or ActorScheduler (Host.Call sets it for every
+// call). Without it a run is the user's: a person running a tool directly,
+// as `harness plugin run` and recorded tests do. A userOnly tool, started
+// directly or reached through `call`, refuses any actor but the user; an
+// unknown actor is an input error.
+func WithActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
 
 // userOnlyErr refuses a userOnly tool to any actor but the user; via names
 // the calling tool, or "" for the tool the run started with.
@@ -191,6 +205,7 @@ type run struct {
 	o      *Options
 	clock  func() time.Time
 	now    time.Time
+	actor  string // who started the run (WithActor); "" is the user
 	net    *netClient
 	budget *expr.Budget
 	steps  atomic.Int64
@@ -550,7 +565,7 @@ func (r *run) call(ctx context.Context, s *scope, st *plugin.Step, depth int) (a
 		return nil, errf(KindInput, "call: %s is a %s tool, stronger than this %s tool", callee.Name, callee.Effect, caller.Effect)
 	}
 	// A call runs as the caller's actor: it is no way around userOnly.
-	if e := userOnlyErr(callee, r.o.Actor, s.tc.t.Name); e != nil {
+	if e := userOnlyErr(callee, r.actor, s.tc.t.Name); e != nil {
 		return nil, e
 	}
 	if depth+1 > MaxCallDepth {

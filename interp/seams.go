@@ -119,12 +119,6 @@ type Options struct {
 	// (seed 004 "Steps": 60 s). Zero means MaxRunTime; a negative value or
 	// one above MaxRunTime is an input error. Tests shorten it.
 	TimeLimit time.Duration
-	// Actor is who started the run: ActorUser, ActorAgent or
-	// ActorScheduler; "" counts as the user (a person running a tool
-	// directly, as `harness plugin run` and recorded tests do). A userOnly
-	// tool, started directly or reached through `call`, refuses any actor
-	// but the user.
-	Actor string
 	// OnRequest, when set, is called once for each request the run sends,
 	// in the order they are sent (from several goroutines inside a
 	// concurrent each; calls are serialised).

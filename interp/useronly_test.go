@@ -31,11 +31,11 @@ func TestUserOnlyThroughCall(t *testing.T) {
 		{"mid", interp.ActorAgent, "input: tools/mid.yaml:5:5: steps[0] (let r): call: secret is userOnly: only a person's own tap can run it, and this run is the agent's (through mid)"},
 		{"secret", interp.ActorAgent, "input: secret is userOnly: only a person's own tap can run it, not the agent"},
 		{"secret", interp.ActorUser, ""},
-		{"main", "root", `input: options: unknown actor "root" (want user, agent or scheduler)`},
+		{"main", "root", `input: unknown actor "root" (want user, agent or scheduler)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.tool+" as "+tc.actor, func(t *testing.T) {
-			v, err := interp.Run(context.Background(), p, tc.tool, nil, interp.Options{Actor: tc.actor})
+			v, err := interp.Run(interp.WithActor(context.Background(), tc.actor), p, tc.tool, nil, interp.Options{})
 			if tc.want == "" {
 				if err != nil || v != "opened" {
 					t.Fatalf("Run = %v, %v; want opened", v, err)
