@@ -273,7 +273,9 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 	if n := headerSize(resp.Header); n > MaxResponseHeader {
 		return nil, limitErr("response headers", fmt.Sprintf("%d bytes from %s", n, where), "256 KB")
 	}
-	if resp.ContentLength > MaxResponse {
+	// A HEAD reply, a 204 and a 304 declare the length of a body they do not send.
+	noBody := r.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
+	if resp.ContentLength > MaxResponse && !noBody {
 		return nil, limitErr("response", fmt.Sprintf("%d bytes from %s", resp.ContentLength, where), "2 MB")
 	}
 	// The body as delivered (after any decompression the transport does) is
