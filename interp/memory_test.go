@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/interp"
 )
@@ -182,5 +183,29 @@ return: len(pages)
 				t.Errorf("err = %q is not placed at the step", e.Error())
 			}
 		})
+	}
+}
+
+// TestTricklingReply checks that a reply that never ends, one byte at a
+// time (under the 2 MB for as long as anyone waits), is stopped by the
+// run's deadline with the time limit's error.
+func TestTricklingReply(t *testing.T) {
+	rt := testServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for r.Context().Err() == nil {
+			if _, err := w.Write([]byte("x")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}))
+	p := loadPlugin(t, map[string]string{"main": "title: T\ndescription: d\neffect: read\nsteps:\n  - let: r\n    request: { url: 'https://a.example.com/t' }\nreturn: r\n"})
+	_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{Transport: rt, TimeLimit: 200 * time.Millisecond})
+	var e *interp.Error
+	if !errors.As(err, &e) || e.Kind != interp.KindLimit || !strings.Contains(e.Msg, "time: the run took more than 200ms") {
+		t.Fatalf("err = %v, want the time limit", err)
 	}
 }
