@@ -415,11 +415,18 @@ func parseCharged(ctx context.Context, x *expr.Expr, text string, b *expr.Budget
 	if err == nil {
 		return v, "", nil
 	}
+	if e := ctxErr(ctx); e != nil {
+		return nil, "", e
+	}
 	var re *expr.RuntimeError
-	if errors.As(err, &re) && re.Kind != KindLimit {
+	if !errors.As(err, &re) {
+		return nil, "", err
+	}
+	if re.Kind != KindLimit {
 		return nil, re.Msg, nil
 	}
-	return nil, "", err
+	// The parser's own position (1:1 of "json(text)") means nothing to the plugin.
+	return nil, "", &Error{Kind: KindLimit, Msg: re.Msg, err: err}
 }
 
 // chargeText charges a decoded text for the bytes it holds beyond the raw

@@ -179,7 +179,7 @@ return: len(pages)
 			if !errors.As(err, &e) || e.Kind != tc.kind || !strings.Contains(e.Msg, tc.want) {
 				t.Fatalf("err = %v, want a %s error saying %q", err, tc.kind, tc.want)
 			}
-			if !strings.HasPrefix(e.Error(), "tools/main.yaml:5:5: steps[0] (let pages)") {
+			if !strings.HasPrefix(e.Error(), "tools/main.yaml:5:5: steps[0] (let pages): ") || strings.Contains(e.Error(), "1:1:") {
 				t.Errorf("err = %q is not placed at the step", e.Error())
 			}
 		})
