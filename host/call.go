@@ -255,6 +255,7 @@ func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plug
 
 // run runs an allowed call and records it.
 func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *plugin.Tool, start time.Time) (*CallResult, error) {
+	ctx = interp.WithActor(ctx, string(req.Actor)) // a call step inside runs as the same actor
 	input := req.Input
 	if input == nil {
 		input = expr.NewObject(0)

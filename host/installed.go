@@ -92,6 +92,10 @@ type ToolDecl struct {
 	Effect    plugin.Effect `json:"effect"`
 	UserOnly  bool          `json:"userOnly,omitempty"`
 	Untrusted bool          `json:"untrusted,omitempty"`
+	// CallsUserOnly lists, sorted, the userOnly tools this tool (when not
+	// userOnly itself) reaches through `call` steps, directly or through
+	// other tools; a new entry makes an update wider (Widened).
+	CallsUserOnly []string `json:"callsUserOnly,omitempty"`
 }
 
 // Declarations are what a plugin may reach and do (seed 004 "What the
@@ -122,9 +126,41 @@ func DeclarationsOf(p *plugin.Plugin) Declarations {
 		d.Remote = m.Remote.MCP
 	}
 	for _, t := range p.Tools {
-		d.Tools = append(d.Tools, ToolDecl{Name: t.Name, Effect: t.Effect, UserOnly: t.UserOnly, Untrusted: t.Untrusted})
+		td := ToolDecl{Name: t.Name, Effect: t.Effect, UserOnly: t.UserOnly, Untrusted: t.Untrusted}
+		if !t.UserOnly {
+			td.CallsUserOnly = userOnlyReach(p, t)
+		}
+		d.Tools = append(d.Tools, td)
 	}
 	return d
+}
+
+// userOnlyReach lists, sorted, the userOnly tools t reaches through call
+// steps, following calls through every tool on the way (a cycle, which the
+// validator refuses, is followed once).
+func userOnlyReach(p *plugin.Plugin, t *plugin.Tool) []string {
+	seen := map[string]bool{t.Name: true}
+	var out []string
+	var walk func(steps []*plugin.Step)
+	walk = func(steps []*plugin.Step) {
+		for _, st := range steps {
+			if st.Kind == plugin.StepCall && !seen[st.Call] {
+				seen[st.Call] = true
+				if c := p.Tool(st.Call); c != nil {
+					if c.UserOnly {
+						out = append(out, c.Name)
+					}
+					walk(c.Steps)
+				}
+			}
+			for _, b := range [][]*plugin.Step{st.Steps, st.Then, st.Else, st.Try, st.Catch} {
+				walk(b)
+			}
+		}
+	}
+	walk(t.Steps)
+	slices.Sort(out)
+	return out
 }
 
 func nonNil(s []string) []string {

@@ -156,7 +156,7 @@ func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 			return nil, fmt.Errorf("host: %s: %w", src, aerr)
 		}
 		source = abs
-		p, diags, err = plugin.LoadDir(abs)
+		p, diags, err = plugin.LoadDirContext(ctx, abs)
 	}
 	if err != nil {
 		return nil, &Unreadable{Source: src, Err: err}

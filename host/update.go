@@ -389,8 +389,9 @@ func (h *Host) AutoUpdate(ctx context.Context) ([]*UpdateOutcome, error) {
 // Widened lists, in words, how the declarations next are wider than old
 // (seed 004 "Updates": "a new campus service, host or ability, or a
 // stronger effect"; issue 4: "a new tool stronger than read"). It also
-// counts a new Cloud service, a changed remote server and a tool that is no
-// longer userOnly. An empty list means the update may be applied
+// counts a new Cloud service, a changed remote server, a tool that is no
+// longer userOnly, and a tool that is not userOnly newly reaching a userOnly
+// one through `call` (ToolDecl.CallsUserOnly). An empty list means the update may be applied
 // automatically.
 func Widened(old, next Declarations) []string {
 	var w []string
@@ -474,6 +475,18 @@ func Widenings(old, next Declarations) []Widening {
 	}
 	for _, t := range next.Tools {
 		i := slices.IndexFunc(old.Tools, func(o ToolDecl) bool { return o.Name == t.Name })
+		var before []string // the userOnly tools old's t reached through call
+		if i >= 0 && !old.Tools[i].UserOnly {
+			before = old.Tools[i].CallsUserOnly
+		}
+		for _, c := range t.CallsUserOnly {
+			if i >= 0 && old.Tools[i].UserOnly {
+				break // "no longer userOnly" below says it
+			}
+			if !slices.Contains(before, c) {
+				w = append(w, fmt.Sprintf("tool %s now calls userOnly tool %s", t.Name, c))
+			}
+		}
 		if i < 0 {
 			if t.Effect != plugin.EffectRead {
 				w = append(w, Widening{Kind: WidenNewTool, Name: t.Name, To: t.Effect})

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/stdlib"
 )
 
 // httpReq is one rendered request of a request step (SPEC-DECISIONS §6).
@@ -212,6 +213,9 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 		return nil, ctxErr(ctx)
 	}
 	defer func() { <-c.sem }()
+	if e := ctxErr(ctx); e != nil {
+		return nil, e // a run past its deadline sends nothing more
+	}
 
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -234,6 +238,11 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 	}
 	if c.onRequest != nil {
 		c.recMu.Lock()
+		if e := ctxErr(ctx); e != nil {
+			// A run that Run has already given up on records nothing more.
+			c.recMu.Unlock()
+			return nil, e
+		}
 		c.onRequest(RequestRecord{Campus: r.Campus, Method: r.Method, URL: req.URL.String(), Header: req.Header.Clone(), Body: r.Body})
 		c.recMu.Unlock()
 	}
@@ -258,6 +267,19 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 		return nil, transportErr(ctx, where, r.Timeout, err)
 	}
 	defer resp.Body.Close()
+	// A body that ignores the context still stops when it is closed.
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	if n := headerSize(resp.Header); n > MaxResponseHeader {
+		return nil, limitErr("response headers", fmt.Sprintf("%d bytes from %s", n, where), "256 KB")
+	}
+	// A HEAD reply, a 204 and a 304 declare the length of a body they do not send.
+	noBody := r.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
+	if resp.ContentLength > MaxResponse && !noBody {
+		return nil, limitErr("response", fmt.Sprintf("%d bytes from %s", resp.ContentLength, where), "2 MB")
+	}
+	// The body as delivered (after any decompression the transport does) is
+	// read through the cap: a compression bomb stops at 2 MB + 1 byte.
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
 	if err != nil {
 		return nil, transportErr(ctx, where, r.Timeout, err)
@@ -282,6 +304,18 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 }
 
 var errReqTimeout = errors.New("request timeout")
+
+// headerSize is the bytes of a header as sent: names, values and ": \r\n"
+// for each line.
+func headerSize(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
 
 // transportErr classifies a failed round trip.
 func transportErr(ctx context.Context, where string, timeout time.Duration, err error) *Error {
@@ -346,11 +380,70 @@ func isJSON(contentType string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
 }
 
-// readAs turns a reply into the value a request step binds, by `as`
+// readAs is readAsCharged without a budget: replies are parsed as they are,
+// uncharged (for tests and the fuzzer of the reply reader).
+func readAs(rep *reply, as, where string) (any, error) {
+	return readAsCharged(context.Background(), rep, as, where, nil)
+}
+
+// parsers are the standard library's json(text) and html(text), evaluated
+// in an environment of their own (a plugin's functions cannot replace them),
+// so that a reply read `as: json` or `as: html` is parsed, charged and
+// bounded exactly as the built-ins are (per kilobyte and per value or node
+// they create; see "What things cost" in docs/PLUGIN-LANGUAGE.md).
+var parsers = sync.OnceValues(func() (json, html *expr.Expr) {
+	env := stdlib.NewEnv()
+	var err error
+	if json, err = env.Parse("json(text)"); err != nil {
+		panic(err)
+	}
+	if html, err = env.Parse("html(text)"); err != nil {
+		panic(err)
+	}
+	return json, html
+})
+
+// textVar is the scope of a parser: the one name text.
+type textVar string
+
+func (t textVar) Lookup(name string) (any, bool) { return string(t), name == "text" }
+
+// parseCharged runs a parser over text, charged to b. A failure that is
+// not the budget's, the deadline's or another limit is returned as msg.
+func parseCharged(ctx context.Context, x *expr.Expr, text string, b *expr.Budget) (v any, msg string, err error) {
+	v, err = x.Eval(ctx, textVar(text), b)
+	if err == nil {
+		return v, "", nil
+	}
+	if e := ctxErr(ctx); e != nil {
+		return nil, "", e
+	}
+	var re *expr.RuntimeError
+	if !errors.As(err, &re) {
+		return nil, "", err
+	}
+	if re.Kind != KindLimit {
+		return nil, re.Msg, nil
+	}
+	// The parser's own position (1:1 of "json(text)") means nothing to the plugin.
+	return nil, "", &Error{Kind: KindLimit, Msg: re.Msg, err: err}
+}
+
+// chargeText charges a decoded text for the bytes it holds beyond the raw
+// body already charged (a charset conversion can triple its size).
+func chargeText(b *expr.Budget, raw int, text string) error {
+	if b == nil || len(text) <= raw {
+		return nil
+	}
+	return b.Charge((len(text) - raw) / 1024)
+}
+
+// readAsCharged turns a reply into the value a request step binds, by `as`
 // (seed 004 "Steps"): json, text, html or response; "" picks json when the
 // content type says JSON, text otherwise. Every form but response fails
-// with kind http when the status is not 2xx.
-func readAs(rep *reply, as, where string) (any, error) {
+// with kind http when the status is not 2xx. With a budget, parsing and any
+// growth of the text in decoding are charged to it before they are kept.
+func readAsCharged(ctx context.Context, rep *reply, as, where string, budget *expr.Budget) (any, error) {
 	ct := rep.Header.Get("Content-Type")
 	if as == "" {
 		as = "text"
@@ -366,22 +459,56 @@ func readAs(rep *reply, as, where string) (any, error) {
 		b := bytes.TrimPrefix(rep.Body, []byte("\xef\xbb\xbf"))
 		if _, params, err := mime.ParseMediaType(ct); err == nil {
 			if cs := strings.ToLower(params["charset"]); cs != "" && cs != "utf-8" && cs != "utf8" {
-				b = []byte(decodeText(b, ct))
+				t := decodeText(b, ct)
+				if err := chargeText(budget, len(b), t); err != nil {
+					return nil, err
+				}
+				b = []byte(t)
 			}
 		}
-		v, err := expr.FromJSON(b)
+		if budget == nil {
+			v, err := expr.FromJSON(b)
+			if err != nil {
+				return nil, errf(KindHTTP, "reply from %s is not JSON: %v (%s)", where, err, snippet(b))
+			}
+			return v, nil
+		}
+		jsonX, _ := parsers()
+		v, msg, err := parseCharged(ctx, jsonX, string(b), budget)
 		if err != nil {
-			return nil, errf(KindHTTP, "reply from %s is not JSON: %v (%s)", where, err, snippet(b))
+			return nil, err
+		}
+		if msg != "" {
+			return nil, errf(KindHTTP, "reply from %s is not JSON: %s (%s)", where, msg, snippet(b))
 		}
 		return v, nil
 	case "text":
-		return decodeText(rep.Body, ct), nil
-	case "html":
-		doc, err := html.Parse(strings.NewReader(decodeText(rep.Body, ct)))
-		if err != nil {
-			return nil, errf(KindHTTP, "reply from %s is not HTML: %v", where, err)
+		t := decodeText(rep.Body, ct)
+		if err := chargeText(budget, len(rep.Body), t); err != nil {
+			return nil, err
 		}
-		return &expr.Node{N: doc}, nil
+		return t, nil
+	case "html":
+		t := decodeText(rep.Body, ct)
+		if budget == nil {
+			doc, err := html.Parse(strings.NewReader(t))
+			if err != nil {
+				return nil, errf(KindHTTP, "reply from %s is not HTML: %v", where, err)
+			}
+			return &expr.Node{N: doc}, nil
+		}
+		if err := chargeText(budget, len(rep.Body), t); err != nil {
+			return nil, err
+		}
+		_, htmlX := parsers()
+		v, msg, err := parseCharged(ctx, htmlX, t, budget)
+		if err != nil {
+			return nil, err
+		}
+		if msg != "" {
+			return nil, errf(KindHTTP, "reply from %s is not HTML: %s", where, msg)
+		}
+		return v, nil
 	case "response":
 		h := expr.NewObject(len(rep.Header))
 		keys := make([]string, 0, len(rep.Header))
@@ -392,11 +519,15 @@ func readAs(rep *reply, as, where string) (any, error) {
 		for _, k := range keys {
 			h.Set(strings.ToLower(k), strings.Join(rep.Header[k], ", "))
 		}
+		t := decodeText(rep.Body, ct)
+		if err := chargeText(budget, len(rep.Body), t); err != nil {
+			return nil, err
+		}
 		o := expr.NewObject(4)
 		o.Set("status", float64(rep.Status))
 		o.Set("url", rep.URL)
 		o.Set("headers", h)
-		o.Set("text", decodeText(rep.Body, ct))
+		o.Set("text", t)
 		return o, nil
 	}
 	return nil, errf(KindHTTP, "unknown as: %q (want json, text, html or response)", as)

@@ -1,6 +1,8 @@
 package interp
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"unicode/utf8"
@@ -24,6 +26,19 @@ func FuzzReadAs(f *testing.F) {
 		rep := &reply{Status: status, URL: "https://a.example.com/x", Header: http.Header{"Content-Type": {ct}}, Body: body}
 		mode := ases[int(as)%len(ases)]
 		v, err := readAs(rep, mode, "https://a.example.com/x")
+		// The charged reader (the json and html built-ins) reads the same value or fails the same way.
+		cv, cerr := readAsCharged(context.Background(), rep, mode, "https://a.example.com/x", expr.NewBudget(MaxOperations))
+		if (err == nil) != (cerr == nil) {
+			t.Fatalf("uncharged: %v; charged: %v", err, cerr)
+		}
+		if cerr != nil {
+			var ce, ue *Error
+			if !errors.As(cerr, &ce) || !errors.As(err, &ue) || ce.Kind != ue.Kind {
+				t.Fatalf("charged error %v, uncharged %v", cerr, err)
+			}
+		} else if _, isNode := v.(*expr.Node); !isNode && !expr.Equal(v, cv) {
+			t.Fatalf("charged value %v, uncharged %v", cv, v)
+		}
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error %T is not *Error: %v", err, err)

@@ -201,12 +201,13 @@ func runArchive(t *testing.T, ar *txtar.Archive, rt http.RoundTripper) string {
 		}
 	}
 	comment := string(ar.Comment)
+	var timeLimit time.Duration
 	if i := strings.Index(comment, "timelimit "); i >= 0 {
 		d, err := time.ParseDuration(strings.Fields(comment[i+len("timelimit "):])[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(interp.SetRunTimeLimit(d))
+		timeLimit = d
 	}
 	p := loadPlugin(t, tools)
 	var (
@@ -220,6 +221,7 @@ func runArchive(t *testing.T, ar *txtar.Archive, rt http.RoundTripper) string {
 		Abilities: ab,
 		KV:        kv,
 		Now:       func() time.Time { return fixedNow },
+		TimeLimit: timeLimit,
 		OnRequest: func(r interp.RequestRecord) {
 			line := "request " + r.Method + " " + r.URL
 			if r.Campus != "" {

@@ -79,11 +79,17 @@ func (r *run) kv(ctx context.Context, s *scope, st *plugin.Step) (any, error) {
 		if st.TTL > 0 {
 			e.Expires = r.clock().Add(st.TTL)
 		}
+		if e := ctxErr(ctx); e != nil {
+			return nil, e // a run past its deadline writes nothing
+		}
 		if err := store.Set(ctx, id, key, e); err != nil {
 			return nil, kvErr("set", key, err)
 		}
 		return v, nil
 	case "delete":
+		if e := ctxErr(ctx); e != nil {
+			return nil, e // a run past its deadline writes nothing
+		}
 		if err := store.Delete(ctx, id, key); err != nil {
 			return nil, kvErr("delete", key, err)
 		}
@@ -132,6 +138,9 @@ func (r *run) cache(ctx context.Context, s *scope, st *plugin.Step, depth int) (
 		e.Expires = r.clock().Add(st.Cache.TTL)
 	} else {
 		e.Expires = r.clock() // no ttl: stored for staleOnError, never fresh
+	}
+	if e := ctxErr(ctx); e != nil {
+		return nil, e // a run past its deadline writes nothing
 	}
 	if err := store.Set(ctx, id, key, e); err != nil {
 		return nil, kvErr("set", key, err)

@@ -13,9 +13,12 @@ const (
 	MaxRunTime    = 60 * time.Second // wall time of a run
 	MaxResponse   = 2 << 20          // bytes of one response body
 	MaxResult     = 1 << 20          // bytes of the result's JSON encoding
-	MaxOperations = 100_000          // expression operations (expr.Budget)
-	MaxEachItems  = 50               // items of one each step
-	MaxPages      = 30               // pages of one paginate step
-	MaxRedirects  = 5                // redirects followed by one request
-	MaxCallDepth  = 8                // nested call steps (cycles are refused by validation)
+	// MaxResponseHeader is the bytes of one response's header lines; the
+	// default transport stops reading a longer header.
+	MaxResponseHeader = 256 << 10
+	MaxOperations     = 100_000 // expression operations (expr.Budget)
+	MaxEachItems      = 50      // items of one each step
+	MaxPages          = 30      // pages of one paginate step
+	MaxRedirects      = 5       // redirects followed by one request
+	MaxCallDepth      = 8       // nested call steps (cycles are refused by validation)
 )

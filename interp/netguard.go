@@ -44,14 +44,15 @@ func NewTransport(allowPrivate bool) *http.Transport {
 		d.Control = dialControl
 	}
 	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          16,
-		IdleConnTimeout:       60 * time.Second,
-		TLSHandshakeTimeout:   15 * time.Second,
-		ResponseHeaderTimeout: 60 * time.Second,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		Proxy:                  nil,
+		DialContext:            d.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        60 * time.Second,
+		TLSHandshakeTimeout:    15 * time.Second,
+		ResponseHeaderTimeout:  60 * time.Second,
+		MaxResponseHeaderBytes: MaxResponseHeader,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 }
 

@@ -15,9 +15,6 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// runTimeLimit is MaxRunTime; tests shorten it.
-var runTimeLimit = MaxRunTime
-
 // Run runs one tool of a loaded plugin with the given input and returns its
 // result, an expr value that is plain JSON (seed 004 "Tools" and "Steps";
 // SPEC-DECISIONS §4, §6, §10). p must have loaded without errors
@@ -28,6 +25,18 @@ var runTimeLimit = MaxRunTime
 // validateInput). Every step then runs in order under the run's limits
 // (limits.go), which a `call` shares. Cancelling ctx stops the run promptly.
 // A result that holds an HTML node, or whose JSON is over 1 MB, is an error.
+//
+// The whole run — requests and their bodies, waits for a free connection,
+// abilities, KV, expression evaluation and the result check — runs under one
+// deadline, Options.TimeLimit (MaxRunTime when zero), shared by every tool a
+// `call` runs. When it passes, Run returns a kind limit error naming the
+// limit within runGrace of the deadline, even when a transport, campus
+// client, ability or KV store ignores its context; such a call is left to
+// finish on its own and its result is dropped.
+//
+// A tool marked userOnly runs only for the user (see WithActor), and a
+// `call` runs its callee as the caller's actor, so a userOnly tool refuses a
+// call from a run started by the agent or the scheduler.
 //
 // Errors are *Error, with the kind a `catch` would see, the file and
 // position of the failing step or expression, and the step path.
@@ -43,7 +52,22 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		}
 		return nil, errf(KindInput, "plugin %s has no tool %q (it has %s)", p.Manifest.ID, tool, strings.Join(names, ", "))
 	}
-	limit := runTimeLimit
+	limit := o.TimeLimit
+	switch {
+	case limit == 0:
+		limit = MaxRunTime
+	case limit < 0 || limit > MaxRunTime:
+		return nil, errf(KindInput, "options: time limit %s is outside 0–%s", limit, fmtDur(MaxRunTime))
+	}
+	actor, _ := ctx.Value(actorKey{}).(string)
+	switch actor {
+	case "", ActorUser, ActorAgent, ActorScheduler:
+	default:
+		return nil, errf(KindInput, "unknown actor %q (want user, agent or scheduler)", actor)
+	}
+	if err := userOnlyErr(t, actor, ""); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &runTimeError{limit})
 	defer cancel()
 	clock := o.Now
@@ -55,11 +79,88 @@ func Run(ctx context.Context, p *plugin.Plugin, tool string, input any, o Option
 		o:       &o,
 		clock:   clock,
 		now:     clock(),
+		actor:   actor,
 		net:     newNetClient(p.Manifest.Network, p.Manifest.Campus, &o),
 		budget:  expr.NewBudget(MaxOperations),
 		replyAt: map[string]string{},
 		docURL:  map[*html.Node]string{},
 	}
+	return r.guard(ctx, t, input)
+}
+
+// runGrace is how long Run waits, after the deadline or a cancellation, for
+// the run to stop by itself before it returns without it.
+const runGrace = 5 * time.Millisecond
+
+// Actors of a run (WithActor): who started it (seed 003 permissions;
+// host.Actor has the same values).
+const (
+	ActorUser      = "user"      // a person's own tap
+	ActorAgent     = "agent"     // the assistant
+	ActorScheduler = "scheduler" // a scheduled task
+)
+
+type actorKey struct{}
+
+// WithActor returns a context under which Run runs tools as actor:
+// ActorUser, ActorAgent or ActorScheduler (Host.Call sets it for every
+// call). Without it a run is the user's: a person running a tool directly,
+// as `harness plugin run` and recorded tests do. A userOnly tool, started
+// directly or reached through `call`, refuses any actor but the user; an
+// unknown actor is an input error.
+func WithActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
+// userOnlyErr refuses a userOnly tool to any actor but the user; via names
+// the calling tool, or "" for the tool the run started with.
+func userOnlyErr(t *plugin.Tool, actor, via string) *Error {
+	if !t.UserOnly || actor == "" || actor == ActorUser {
+		return nil
+	}
+	if via != "" {
+		return errf(KindInput, "call: %s is userOnly: only a person's own tap can run it, and this run is the %s's (through %s)", t.Name, actor, via)
+	}
+	return errf(KindInput, "%s is userOnly: only a person's own tap can run it, not the %s", t.Name, actor)
+}
+
+// guard runs the tool on a goroutine of its own and returns its outcome,
+// or, once ctx is done and the run has not stopped within runGrace, the
+// context's error placed at the step that was running.
+func (r *run) guard(ctx context.Context, t *plugin.Tool, input any) (any, error) {
+	type outcome struct {
+		v   any
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		v, err := r.finish(ctx, t, input)
+		done <- outcome{v, err}
+	}()
+	select {
+	case out := <-done:
+		return out.v, out.err
+	case <-ctx.Done():
+	}
+	// The run's own error is better placed: give it a moment to arrive.
+	grace := time.NewTimer(runGrace)
+	defer grace.Stop()
+	select {
+	case out := <-done:
+		return out.v, out.err
+	case <-grace.C:
+	}
+	e := ctxErr(ctx)
+	if st := r.current.Load(); st != nil {
+		e = place(e, st)
+	} else {
+		e.File = t.File
+	}
+	return nil, e
+}
+
+// finish runs t and checks its result: the part of Run under the deadline.
+func (r *run) finish(ctx context.Context, t *plugin.Tool, input any) (any, error) {
 	v, err := r.callTool(ctx, t, input, 0)
 	if err != nil {
 		return nil, err
@@ -104,9 +205,13 @@ type run struct {
 	o      *Options
 	clock  func() time.Time
 	now    time.Time
+	actor  string // who started the run (WithActor); "" is the user
 	net    *netClient
 	budget *expr.Budget
 	steps  atomic.Int64
+	// current is the step started last, for placing the time limit's
+	// error when the run does not stop by itself.
+	current atomic.Pointer[plugin.Step]
 
 	mu      sync.Mutex
 	replyAt map[string]string     // let name → URL of the reply it holds (for extract's url pipe)
@@ -242,6 +347,7 @@ func (r *run) runStep(ctx context.Context, s *scope, st *plugin.Step, depth int)
 	if n := r.steps.Add(1); n > MaxSteps {
 		return nil, place(limitErr("steps", fmt.Sprintf("%d steps", n), fmt.Sprint(MaxSteps)), st)
 	}
+	r.current.Store(st)
 	v, err := r.exec(ctx, s, st, depth)
 	if err != nil {
 		return nil, placeErr(ctx, err, st.File, st.Pos, st.Path)
@@ -458,6 +564,10 @@ func (r *run) call(ctx context.Context, s *scope, st *plugin.Step, depth int) (a
 	if caller := s.tc.t; !caller.Effect.AtLeast(callee.Effect) {
 		return nil, errf(KindInput, "call: %s is a %s tool, stronger than this %s tool", callee.Name, callee.Effect, caller.Effect)
 	}
+	// A call runs as the caller's actor: it is no way around userOnly.
+	if e := userOnlyErr(callee, r.actor, s.tc.t.Name); e != nil {
+		return nil, e
+	}
 	if depth+1 > MaxCallDepth {
 		return nil, limitErr("call", fmt.Sprintf("%d nested calls", depth+1), fmt.Sprint(MaxCallDepth))
 	}
@@ -503,6 +613,9 @@ func (r *run) ability(ctx context.Context, s *scope, st *plugin.Step) (any, erro
 	}
 	if r.o.Abilities == nil {
 		return nil, errf(KindAbility, "ability %s: this host provides no abilities", st.Ability)
+	}
+	if e := ctxErr(ctx); e != nil {
+		return nil, e // a run past its deadline asks the host for nothing more
 	}
 	v, err := r.o.Abilities.Call(ctx, AbilityCall{
 		Plugin: r.p.Manifest.ID, Tool: t.Name, Group: op.Group, Op: op.Op, Args: args, ToolEffect: t.Effect,

@@ -115,6 +115,10 @@ type Options struct {
 	// AllowPrivateAddrs lets the default transport dial loopback and
 	// private addresses. Only for tests.
 	AllowPrivateAddrs bool
+	// TimeLimit is the wall time the whole run may take, calls included
+	// (seed 004 "Steps": 60 s). Zero means MaxRunTime; a negative value or
+	// one above MaxRunTime is an input error. Tests shorten it.
+	TimeLimit time.Duration
 	// OnRequest, when set, is called once for each request the run sends,
 	// in the order they are sent (from several goroutines inside a
 	// concurrent each; calls are serialised).

@@ -131,7 +131,7 @@ func (r *run) send(ctx context.Context, h *httpReq, as, let string) (any, *reply
 	if err := r.budget.Charge(1 + len(rep.Body)/1024); err != nil {
 		return nil, nil, err
 	}
-	v, err := readAs(rep, as, h.where())
+	v, err := readAsCharged(ctx, rep, as, h.where(), r.budget)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -360,7 +360,11 @@ func nextRequest(prev *httpReq, replyURL string, nx any) (*httpReq, error) {
 				if !ok {
 					return nil, errf(KindExpression, "paginate next.method: expected a string, got %s", expr.Describe(x))
 				}
-				h.Method = strings.ToUpper(sv)
+				m, ok := plugin.RequestMethod(sv)
+				if !ok {
+					return nil, errf(KindHTTP, "paginate next.method: %q is not a method a request may use (GET, POST, PUT, PATCH, DELETE or HEAD)", sv)
+				}
+				h.Method = m
 			case "query", "headers":
 				o, ok := x.(*expr.Object)
 				if !ok {

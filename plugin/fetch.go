@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pkuinfo/harness/internal/netguard"
+	"github.com/pkuinfo/harness/internal/safefs"
 )
 
 // Fetcher reads one file of a plugin. name is the absolute URL the loader computed (for links) or
@@ -31,6 +31,8 @@ var ErrTooLarge = errors.New("file too large")
 
 // DirFetcher reads files from a local folder. Names are slash-separated paths relative to the
 // folder; they cannot leave it (os.Root refuses "..", absolute paths and symlinks that escape).
+// Only regular files are read: a named pipe or device is an error at once (it is opened without
+// blocking), and a file's size is checked before any of it is read (package safefs).
 type DirFetcher string
 
 // Fetch reads the file name inside the folder.
@@ -38,24 +40,16 @@ func (d DirFetcher) Fetch(ctx context.Context, name string, max int64) ([]byte, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	root, err := os.OpenRoot(string(d))
+	dir, err := safefs.Open(string(d))
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, err
+	defer dir.Close()
+	b, err := dir.ReadFile(ctx, name, max)
+	if errors.Is(err, safefs.ErrTooLarge) {
+		return nil, ErrTooLarge
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a folder, not a file", name)
-	}
-	return readCapped(f, max)
+	return b, err
 }
 
 // MapFetcher serves files from memory, keyed by the name the loader asks for (an absolute URL

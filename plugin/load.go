@@ -26,7 +26,13 @@ import (
 // plugin's content is a Diagnostic. The Plugin is returned even when the diagnostics hold errors
 // (see Plugin).
 func LoadDir(dir string) (*Plugin, []Diagnostic, error) {
-	p, ds, err := load(context.Background(), DirFetcher(dir), "", dir)
+	return LoadDirContext(context.Background(), dir)
+}
+
+// LoadDirContext is LoadDir reading under ctx: a done context stops the reads and is the
+// error.
+func LoadDirContext(ctx context.Context, dir string) (*Plugin, []Diagnostic, error) {
+	p, ds, err := load(ctx, DirFetcher(dir), "", dir)
 	if p != nil {
 		p.Dir = dir
 	}

@@ -579,6 +579,24 @@ func findKey(ps []pair, key string) *yaml.Node {
 	return nil
 }
 
+// RequestMethods are the HTTP methods a request step, and a paginate step's
+// next.method, may use (seed 004 "Steps"; docs/PLUGIN-LANGUAGE.md
+// "Validation").
+var RequestMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
+
+// RequestMethod returns m in upper case and true when it is one of
+// RequestMethods, written in any case ("get" is GET). Anything else —
+// another method (PROPFIND, CONNECT, TRACE), surrounding spaces, control
+// characters — gives "" and false.
+func RequestMethod(m string) (string, bool) {
+	for _, ok := range RequestMethods {
+		if len(m) == len(ok) && strings.EqualFold(m, ok) { // ASCII only: no ſ for s
+			return ok, true
+		}
+	}
+	return "", false
+}
+
 var requestFields = []string{"url", "campus", "method", "query", "headers", "body", "json", "form", "timeout", "as"}
 
 // decodeRequest decodes a `request:` map. The seed's examples also write `as` inside the request;
@@ -599,10 +617,9 @@ func decodeRequest(f *fileDec, n *yaml.Node, what, step string, env *expr.Env, s
 	}
 	if x := fs.get("method"); x != nil {
 		if m, ok := f.str(x, what+".method", step); ok {
-			r.Method = strings.ToUpper(m)
-			switch r.Method {
-			case "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD":
-			default:
+			var ok bool
+			if r.Method, ok = RequestMethod(m); !ok {
+				r.Method = strings.ToUpper(m)
 				f.errorf(x, step, "%s.method must be GET, POST, PUT, PATCH, DELETE or HEAD, not %q", what, m)
 			}
 		}

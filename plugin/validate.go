@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -818,6 +819,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc *scope) *scope {
 			pageScope := sc.child("page", "pageIndex", "items")
 			v.checkExpr(tc, pg.Next, path, "paginate.next", pageScope)
 			v.checkExpr(tc, pg.Items, path, "paginate.items", pageScope)
+			v.nextMethod(t, pg.Next, path)
 			if pg.Max < 1 || pg.Max > MaxPages {
 				v.terrAt(t, s.at("paginate"), path, "paginate.max must be 1 to %d, not %d", MaxPages, pg.Max)
 			}
@@ -1071,6 +1073,10 @@ func (v *validator) calls() {
 				v.terrAt(t, s.Pos, s.Path, "call: no tool %q in this plugin%s", s.Call, suggest(s.Call, names))
 			case callee.Effect != 0 && t.Effect != 0 && !t.Effect.AtLeast(callee.Effect):
 				v.terrAt(t, s.Pos, s.Path, "call: %s is a %s tool; a %s tool cannot call it", s.Call, callee.Effect, t.Effect)
+			case callee.UserOnly && !t.UserOnly:
+				// A call runs as the caller's actor, so this call fails whenever the agent or the
+				// scheduler runs t; mark t userOnly too, or call something else.
+				v.d.warnf(t.File, s.Pos, s.Path, "call: %s is userOnly but %s is not: when the assistant or a scheduled task runs %s, this call is refused (make %s userOnly too)", s.Call, t.Name, t.Name, t.Name)
 			}
 		}
 	}
@@ -1416,4 +1422,37 @@ func constantLen(t *Tool, f *ExprField) (int, bool) {
 		return 0, false
 	}
 	return len(list), true
+}
+
+// noVars is the scope of an expression that names nothing.
+type noVars struct{}
+
+func (noVars) Lookup(string) (any, bool) { return nil, false }
+
+// nextMethod checks a paginate next that names nothing (its value is known
+// now): its method must be one of RequestMethods. A next computed from the
+// page or the input is checked when it runs.
+func (v *validator) nextMethod(t *Tool, f *ExprField, step string) {
+	if f == nil || f.Expr == nil || len(f.Expr.FreeNames()) > 0 {
+		return
+	}
+	val, err := f.Expr.Eval(context.Background(), noVars{}, expr.NewBudget(1000))
+	o, ok := val.(*expr.Object)
+	if err != nil || !ok {
+		return // a failure shows when it runs, as for any expression
+	}
+	m, has := o.Get("method")
+	if !has {
+		return
+	}
+	if s, ok := m.(string); ok {
+		if _, ok := RequestMethod(s); ok {
+			return
+		}
+	}
+	what := expr.Describe(m)
+	if s, ok := m.(string); ok {
+		what = strconv.Quote(s)
+	}
+	v.terrAt(t, f.Pos, step, "paginate.next.method must be GET, POST, PUT, PATCH, DELETE or HEAD, not %s", what)
 }

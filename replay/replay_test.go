@@ -147,7 +147,7 @@ func BenchmarkRunCase(b *testing.B) {
 	if err != nil || len(diags) != 0 {
 		b.Fatalf("LoadDir: %v %v", err, diags)
 	}
-	cases, err := DecodeFile(os.DirFS("testdata/my-classrooms"), "tests/overview.yaml", "overview.yaml")
+	cases, err := DecodeFile(context.Background(), os.DirFS("testdata/my-classrooms"), "tests/overview.yaml", "overview.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkuinfo/harness/internal/safefs"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
 	"github.com/pkuinfo/harness/lang/expr"
@@ -104,7 +104,7 @@ func RunDir(ctx context.Context, dir string) (Report, error) {
 // run is.
 func RunDirMatching(ctx context.Context, dir string, run *regexp.Regexp) (Report, error) {
 	var rep Report
-	p, diags, err := plugin.LoadDir(dir)
+	p, diags, err := plugin.LoadDirContext(ctx, dir)
 	if err != nil {
 		return rep, err
 	}
@@ -131,12 +131,16 @@ func RunDirMatching(ctx context.Context, dir string, run *regexp.Regexp) (Report
 		rep.NoTests = append(rep.NoTests, id)
 		return rep, nil
 	}
-	fsys := os.DirFS(dir)
+	fsys, err := safefs.Open(dir)
+	if err != nil {
+		return rep, err
+	}
+	defer fsys.Close()
 	for _, name := range files {
 		display := filepath.Join(dir, filepath.FromSlash(name))
-		cases, err := DecodeFile(fsys, name, display)
+		cases, err := DecodeFile(ctx, fsys, name, display)
 		if err != nil {
-			src, _ := fs.ReadFile(fsys, name)
+			src, _ := fsys.ReadFile(ctx, name, maxTestFileSize)
 			rep.Add(Outcome{Plugin: id, File: display, Problems: withSource(err, src)})
 			continue
 		}

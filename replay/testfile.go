@@ -2,12 +2,12 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
-	"mime"
 	"net/http"
 	"path"
 	"regexp"
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkuinfo/harness/internal/safefs"
 	"github.com/pkuinfo/harness/lang/expr"
 	"go.yaml.in/yaml/v3"
 )
@@ -157,19 +158,25 @@ const (
 // DecodeFile reads the test file name from fsys (a plugin folder; name such as
 // "tests/free.yaml") and decodes it. Response `file:` paths are read from fsys relative to the
 // test file. Messages name the file as display (for example "plugins/classrooms/tests/free.yaml").
-func DecodeFile(fsys fs.FS, name, display string) ([]*Case, error) {
-	data, err := fs.ReadFile(fsys, name)
+// Files are read as package safefs reads them (with fsys a *safefs.Dir: nothing outside the
+// folder, regular files only, the size checked before reading, ctx checked while reading).
+func DecodeFile(ctx context.Context, fsys fs.FS, name, display string) ([]*Case, error) {
+	data, err := safefs.ReadFS(ctx, fsys, name, maxTestFileSize)
 	if err != nil {
 		return nil, &Error{File: display, Msg: fmt.Sprintf("cannot read test file: %v", unwrapPath(err))}
 	}
-	return Decode(fsys, name, display, data)
+	return decode(ctx, fsys, name, display, data)
 }
 
 // Decode decodes the test file data, whose path in fsys is name (only used to resolve response
 // `file:` paths; fsys may be nil when no response uses `file:`). It returns every case, or an
-// ErrorList with every problem found, each as `display:LINE:COL: message`.
+// ErrorList with every problem found.
 func Decode(fsys fs.FS, name, display string, data []byte) ([]*Case, error) {
-	d := &decoder{fsys: fsys, dir: path.Dir(name), file: display}
+	return decode(context.Background(), fsys, name, display, data)
+}
+
+func decode(ctx context.Context, fsys fs.FS, name, display string, data []byte) ([]*Case, error) {
+	d := &decoder{ctx: ctx, fsys: fsys, dir: path.Dir(name), file: display}
 	if len(data) > maxTestFileSize {
 		d.errorf(Pos{}, "test file is %d bytes, the limit is %d", len(data), maxTestFileSize)
 		return nil, d.errs.Err()
@@ -208,6 +215,7 @@ func Decode(fsys fs.FS, name, display string, data []byte) ([]*Case, error) {
 }
 
 type decoder struct {
+	ctx  context.Context
 	fsys fs.FS
 	dir  string
 	file string
@@ -640,21 +648,15 @@ func (d *decoder) responseFile(r *Response, n *yaml.Node, what string) {
 		d.errorf(pos(n), "%s.file: no folder to read %q from", what, rel)
 		return
 	}
-	data, err := fs.ReadFile(d.fsys, name)
+	// The size is known before reading: a link to /dev/zero or a FIFO is refused, not read.
+	data, err := safefs.ReadFS(d.ctx, d.fsys, name, maxTestFileSize)
 	if err != nil {
 		d.errorf(pos(n), "%s.file: cannot read %q: %v", what, rel, unwrapPath(err))
 		return
 	}
-	if len(data) > maxTestFileSize {
-		d.errorf(pos(n), "%s.file %q is %d bytes, the limit is %d", what, rel, len(data), maxTestFileSize)
-		return
-	}
+	// A fixture has only the headers the test gives it, as a real reply would: no Content-Type
+	// is guessed from the file name, so a page declaring its charset in <meta> reads as live.
 	r.Body = data
-	if r.Header.Get("Content-Type") == "" {
-		if ct := mime.TypeByExtension(path.Ext(rel)); ct != "" {
-			r.Header.Set("Content-Type", ct)
-		}
-	}
 }
 
 func unwrapPath(err error) error {

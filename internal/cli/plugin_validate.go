@@ -125,7 +125,7 @@ func validateOne(ctx context.Context, dir string) validateReport {
 	if strings.Contains(dir, "://") {
 		p, diags, err = plugin.Load(ctx, &plugin.HTTPFetcher{}, dir)
 	} else {
-		p, diags, err = plugin.LoadDir(dir)
+		p, diags, err = plugin.LoadDirContext(ctx, dir)
 	}
 	if err != nil {
 		r.Error = err.Error()
