@@ -409,6 +409,8 @@ type Widening struct {
 	Kind     string        `json:"kind"`
 	Name     string        `json:"name"`
 	From, To plugin.Effect `json:"-"`
+	// Callee is, for WidenCallsUserOnly, the userOnly tool that Name now calls.
+	Callee string `json:"callee,omitempty"`
 }
 
 // The kinds of Widening.
@@ -421,6 +423,8 @@ const (
 	WidenNewTool  = "newTool"  // a new tool stronger than read
 	WidenEffect   = "effect"   // a tool's effect is stronger
 	WidenUserOnly = "userOnly" // a tool is no longer userOnly
+	// WidenCallsUserOnly: a tool that is not userOnly now reaches a userOnly tool through call.
+	WidenCallsUserOnly = "callsUserOnly"
 )
 
 // String is the English phrase of w, e.g. "new campus service card" or "tool now: read → write".
@@ -442,6 +446,8 @@ func (w Widening) String() string {
 		return fmt.Sprintf("tool %s: %s → %s", w.Name, w.From, w.To)
 	case WidenUserOnly:
 		return fmt.Sprintf("tool %s is no longer userOnly", w.Name)
+	case WidenCallsUserOnly:
+		return fmt.Sprintf("tool %s now calls userOnly tool %s", w.Name, w.Callee)
 	}
 	return w.Kind + " " + w.Name
 }
@@ -484,7 +490,7 @@ func Widenings(old, next Declarations) []Widening {
 				break // "no longer userOnly" below says it
 			}
 			if !slices.Contains(before, c) {
-				w = append(w, fmt.Sprintf("tool %s now calls userOnly tool %s", t.Name, c))
+				w = append(w, Widening{Kind: WidenCallsUserOnly, Name: t.Name, Callee: c})
 			}
 		}
 		if i < 0 {

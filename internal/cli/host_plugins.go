@@ -504,6 +504,8 @@ func widenText(lang msg.Lang, ws []host.Widening) string {
 			parts = append(parts, lang.T(msg.WidenEffect, w.Name, effect(w.From), effect(w.To)))
 		case host.WidenUserOnly:
 			parts = append(parts, lang.T(msg.WidenUserOnly, w.Name))
+		case host.WidenCallsUserOnly:
+			parts = append(parts, lang.T(msg.WidenCallsUserOnly, w.Name, w.Callee))
 		default:
 			parts = append(parts, w.String())
 		}

@@ -97,11 +97,13 @@ const (
 	WidenNewTool  Key = "widen.newTool"  // %[1]s tool, %[2]s effect
 	WidenEffect   Key = "widen.effect"   // %[1]s tool, %[2]s effect before, %[3]s now
 	WidenUserOnly Key = "widen.userOnly" // %[1]s tool
-	WidenSep      Key = "widen.sep"      // between two widenings
-	EffectRead    Key = "effect.read"
-	EffectWrite   Key = "effect.write"
-	EffectMoney   Key = "effect.money"
-	EffectPublic  Key = "effect.public"
+	// WidenCallsUserOnly: %[1]s tool, %[2]s the userOnly tool it now calls.
+	WidenCallsUserOnly Key = "widen.callsUserOnly"
+	WidenSep           Key = "widen.sep" // between two widenings
+	EffectRead         Key = "effect.read"
+	EffectWrite        Key = "effect.write"
+	EffectMoney        Key = "effect.money"
+	EffectPublic       Key = "effect.public"
 
 	// Errors of the host a command says in the run's language (host.NotFound, host.Conflict).
 	ErrNotInstalled   Key = "err.notInstalled"    // %[1]s id
@@ -122,19 +124,20 @@ var catalogue = map[Key]entry{
 		"plugin %[1]s has no newer version to roll forward to: %[2]s is the newest kept"},
 	ErrNoHeld: {"插件 %[1]s 没有等待审核的更新", "plugin %[1]s has no update waiting for review"},
 
-	WidenCampus:   {"新的校园服务 %[1]s", "new campus service %[1]s"},
-	WidenWebsite:  {"新的网站 %[1]s", "new website %[1]s"},
-	WidenAbility:  {"新的应用功能 %[1]s", "new app feature %[1]s"},
-	WidenCloud:    {"新的云服务 %[1]s", "new cloud service %[1]s"},
-	WidenRemote:   {"远程服务器 %[1]s", "remote server %[1]s"},
-	WidenNewTool:  {"新的%[2]s类工具 %[1]s", "new %[2]s tool %[1]s"},
-	WidenEffect:   {"工具 %[1]s：%[2]s → %[3]s", "tool %[1]s: %[2]s → %[3]s"},
-	WidenUserOnly: {"工具 %[1]s 不再只限你本人使用（userOnly）", "tool %[1]s is no longer userOnly"},
-	WidenSep:      {"；", "; "},
-	EffectRead:    {"读取", "read"},
-	EffectWrite:   {"修改", "write"},
-	EffectMoney:   {"花钱", "money"},
-	EffectPublic:  {"公开", "public"},
+	WidenCampus:        {"新的校园服务 %[1]s", "new campus service %[1]s"},
+	WidenWebsite:       {"新的网站 %[1]s", "new website %[1]s"},
+	WidenAbility:       {"新的应用功能 %[1]s", "new app feature %[1]s"},
+	WidenCloud:         {"新的云服务 %[1]s", "new cloud service %[1]s"},
+	WidenRemote:        {"远程服务器 %[1]s", "remote server %[1]s"},
+	WidenNewTool:       {"新的%[2]s类工具 %[1]s", "new %[2]s tool %[1]s"},
+	WidenEffect:        {"工具 %[1]s：%[2]s → %[3]s", "tool %[1]s: %[2]s → %[3]s"},
+	WidenUserOnly:      {"工具 %[1]s 不再只限你本人使用（userOnly）", "tool %[1]s is no longer userOnly"},
+	WidenSep:           {"；", "; "},
+	WidenCallsUserOnly: {"工具 %[1]s 现在会调用只限你本人使用的工具 %[2]s", "tool %[1]s now calls userOnly tool %[2]s"},
+	EffectRead:         {"读取", "read"},
+	EffectWrite:        {"修改", "write"},
+	EffectMoney:        {"花钱", "money"},
+	EffectPublic:       {"公开", "public"},
 
 	NewDataDir: {"harness: 新建了数据目录 %[1]s（如果你是想用已有的数据，请检查 --data 的路径）",
 		"harness: created a new data directory at %[1]s (if you meant an existing one, check the --data path)"},
