@@ -20,11 +20,13 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // bj is a Beijing wall time on 2026-10-21 (the seed's test day), a Wednesday.
-func bj(h, m int) time.Time { return time.Date(2026, 10, 21, h, m, 0, 0, time.FixedZone("CST", 8*3600)) }
+func bj(h, m int) time.Time {
+	return time.Date(2026, 10, 21, h, m, 0, 0, time.FixedZone("CST", 8*3600))
+}
 
 type env struct {
 	h   *host.Host
