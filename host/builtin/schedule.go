@@ -199,11 +199,15 @@ func scheduleRecent(c *Context, _ Empty) (FiredList, error) {
 
 var scheduleStrings = Strings{
 	i18n.Zh: {
-		"set":  func(text string, at time.Time) string { return "好的," + i18n.FormatLocalDateTime(at, i18n.Zh) + " 提醒你:" + text },
+		"set": func(text string, at time.Time) string {
+			return "好的," + i18n.FormatLocalDateTime(at, i18n.Zh) + " 提醒你:" + text
+		},
 		"none": "没有提醒",
 	},
 	i18n.En: {
-		"set":  func(text string, at time.Time) string { return "I’ll remind you on " + i18n.FormatLocalDateTime(at, i18n.En) + ": " + text },
+		"set": func(text string, at time.Time) string {
+			return "I’ll remind you on " + i18n.FormatLocalDateTime(at, i18n.En) + ": " + text
+		},
 		"none": "No reminders",
 	},
 }
