@@ -72,7 +72,7 @@ func hanOutside(s string) bool {
 		if depth > 0 || straight {
 			continue
 		}
-		if unicode.Is(unicode.Han, r) || strings.ContainsRune("，。：；？、！…—", r) {
+		if unicode.Is(unicode.Han, r) || strings.ContainsRune("，。：；？、！「」《》【】", r) {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // clock is a settable test clock.
@@ -113,3 +115,17 @@ func jsonOf(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+func abilityCall(pluginID, group, op string, args map[string]any) interp.AbilityCall {
+	var a any
+	if args != nil {
+		v, err := toValue(args)
+		if err != nil {
+			panic(err)
+		}
+		a = v
+	}
+	return interp.AbilityCall{Plugin: pluginID, Group: group, Op: op, Args: a, ToolEffect: plugin.EffectWrite}
+}
+
+func jsonInto(s string, out any) error { return json.Unmarshal([]byte(s), out) }

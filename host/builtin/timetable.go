@@ -1,8 +1,11 @@
 package builtin
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -117,7 +120,7 @@ func dayDiff(from, to time.Time) int {
 	a, b := from.In(i18n.Beijing), to.In(i18n.Beijing)
 	da := time.Date(a.Year(), a.Month(), a.Day(), 12, 0, 0, 0, time.UTC)
 	db := time.Date(b.Year(), b.Month(), b.Day(), 12, 0, 0, 0, time.UTC)
-	return int(db.Sub(da).Hours()/24 + 0.5)
+	return int(math.Round(db.Sub(da).Hours() / 24))
 }
 
 func (c *Context) termStart() (time.Time, bool, error) {
@@ -320,7 +323,9 @@ func timetableAdd(c *Context, in TimetableAddInput) (Course, error) {
 	}
 	id := in.ID
 	if id == "" {
-		id = "c" + strconv.FormatInt(c.Now.UnixNano()/1000, 36)
+		// The same course at the same time is one entry: adding it again replaces it.
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", in.Title, in.Weekday, start)))
+		id = "c" + hex.EncodeToString(sum[:6])
 	}
 	entry := map[string]any{"id": id, "title": in.Title, "weekday": in.Weekday, "start": start, "end": end}
 	if in.Location != "" {
