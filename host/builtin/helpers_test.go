@@ -39,7 +39,10 @@ type env struct {
 
 // newEnv is a host on a fresh store with the app's built-ins installed,
 // the abilities bound and the clock at bj(9, 0).
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvWith(t) }
+
+// newEnvWith is newEnv with more built-ins besides the app's.
+func newEnvWith(t testing.TB, extra ...*Compiled) *env {
 	t.Helper()
 	db, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
@@ -48,7 +51,7 @@ func newEnv(t testing.TB) *env {
 	t.Cleanup(func() { db.Close() })
 	clk := &clock{t: bj(9, 0)}
 	set := abilities.New(db, abilities.WithClock(clk.now))
-	h, err := host.New(db, host.WithAbilities(set), host.WithClock(clk.now), Option(All()...))
+	h, err := host.New(db, host.WithAbilities(set), host.WithClock(clk.now), Option(append(All(), extra...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,3 +132,11 @@ func abilityCall(pluginID, group, op string, args map[string]any) interp.Ability
 }
 
 func jsonInto(s string, out any) error { return json.Unmarshal([]byte(s), out) }
+
+func kvEntry(v any) interp.Entry {
+	x, err := toValue(v)
+	if err != nil {
+		panic(err)
+	}
+	return interp.Entry{Value: x}
+}
