@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/lang/expr"
@@ -104,5 +105,54 @@ func BenchmarkBuiltinVsDocument(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkBuiltinVsDocumentInterleaved alternates a built-in's and a
+// document's call of the same tool in one loop, timing each, so that load
+// on a shared machine weighs on both alike; it reports each kind's ns per
+// call and their ratio (builtin/document, at most 1 is the goal).
+func BenchmarkBuiltinVsDocumentInterleaved(b *testing.B) {
+	t := &testing.T{}
+	e := newEnvWith(b, MustCompile(benchBuiltin))
+	installDoc(t, e, benchDocument)
+	ctx := context.Background()
+	for _, id := range []string{"bench-builtin", "bench-doc"} {
+		if err := e.db.KV().Set(ctx, id, "n", kvEntry(7)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	in := expr.NewObject(1)
+	in.Set("text", "高数")
+	for _, tool := range []string{"echo", "read"} {
+		b.Run(tool, func(b *testing.B) {
+			var tb, td time.Duration
+			reqB := host.CallRequest{Actor: host.ActorAgent, Plugin: "bench-builtin", Tool: tool, Turn: "t"}
+			reqD := host.CallRequest{Actor: host.ActorAgent, Plugin: "bench-doc", Tool: tool, Turn: "t"}
+			if tool == "echo" {
+				reqB.Input, reqD.Input = in, in
+			}
+			n := 0
+			for b.Loop() {
+				first, second, t1, t2 := reqB, reqD, &tb, &td
+				if n%2 == 1 { // alternate which goes first
+					first, second, t1, t2 = reqD, reqB, &td, &tb
+				}
+				s := time.Now()
+				if _, err := e.h.Call(ctx, first); err != nil {
+					b.Fatal(err)
+				}
+				m := time.Now()
+				if _, err := e.h.Call(ctx, second); err != nil {
+					b.Fatal(err)
+				}
+				*t1 += m.Sub(s)
+				*t2 += time.Since(m)
+				n++
+			}
+			b.ReportMetric(float64(tb.Nanoseconds())/float64(n), "builtin-ns/call")
+			b.ReportMetric(float64(td.Nanoseconds())/float64(n), "document-ns/call")
+			b.ReportMetric(float64(tb)/float64(td), "builtin/document")
+		})
 	}
 }
