@@ -111,7 +111,9 @@ func BenchmarkBuiltinVsDocument(b *testing.B) {
 // BenchmarkBuiltinVsDocumentInterleaved alternates a built-in's and a
 // document's call of the same tool in one loop, timing each, so that load
 // on a shared machine weighs on both alike; it reports each kind's ns per
-// call and their ratio (builtin/document, at most 1 is the goal).
+// call and their ratio (builtin/document, at most 1 is the goal), in wall
+// time and in process CPU time (which load from other processes does not
+// inflate).
 func BenchmarkBuiltinVsDocumentInterleaved(b *testing.B) {
 	t := &testing.T{}
 	e := newEnvWith(b, MustCompile(benchBuiltin))
@@ -127,6 +129,7 @@ func BenchmarkBuiltinVsDocumentInterleaved(b *testing.B) {
 	for _, tool := range []string{"echo", "read"} {
 		b.Run(tool, func(b *testing.B) {
 			var tb, td time.Duration
+			var cb, cd int64 // process CPU ns
 			reqB := host.CallRequest{Actor: host.ActorAgent, Plugin: "bench-builtin", Tool: tool, Turn: "t"}
 			reqD := host.CallRequest{Actor: host.ActorAgent, Plugin: "bench-doc", Tool: tool, Turn: "t"}
 			if tool == "echo" {
@@ -134,25 +137,32 @@ func BenchmarkBuiltinVsDocumentInterleaved(b *testing.B) {
 			}
 			n := 0
 			for b.Loop() {
-				first, second, t1, t2 := reqB, reqD, &tb, &td
+				first, second, t1, t2, c1, c2 := reqB, reqD, &tb, &td, &cb, &cd
 				if n%2 == 1 { // alternate which goes first
-					first, second, t1, t2 = reqD, reqB, &td, &tb
+					first, second, t1, t2, c1, c2 = reqD, reqB, &td, &tb, &cd, &cb
 				}
-				s := time.Now()
+				s, sc := time.Now(), processCPU()
 				if _, err := e.h.Call(ctx, first); err != nil {
 					b.Fatal(err)
 				}
-				m := time.Now()
+				m, mc := time.Now(), processCPU()
 				if _, err := e.h.Call(ctx, second); err != nil {
 					b.Fatal(err)
 				}
 				*t1 += m.Sub(s)
 				*t2 += time.Since(m)
+				*c1 += mc - sc
+				*c2 += processCPU() - mc
 				n++
 			}
 			b.ReportMetric(float64(tb.Nanoseconds())/float64(n), "builtin-ns/call")
 			b.ReportMetric(float64(td.Nanoseconds())/float64(n), "document-ns/call")
 			b.ReportMetric(float64(tb)/float64(td), "builtin/document")
+			b.ReportMetric(float64(cb)/float64(n), "builtin-cpu-ns/call")
+			b.ReportMetric(float64(cd)/float64(n), "document-cpu-ns/call")
+			if cd > 0 {
+				b.ReportMetric(float64(cb)/float64(cd), "builtin/document-cpu")
+			}
 		})
 	}
 }
