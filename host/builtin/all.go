@@ -25,7 +25,6 @@ var compiled = sync.OnceValue(func() []*Compiled {
 	out := make([]*Compiled, len(defs))
 	for i, p := range defs {
 		out[i] = MustCompile(p)
-		out[i].Builtin.Value = out[i]
 	}
 	return out
 })
