@@ -293,8 +293,8 @@ func modeNames(m map[plugin.Effect]host.Mode) map[string]host.Mode {
 func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode) error {
 	w := c.out()
 	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, in.Name)
-	if in.Kind == host.KindRemote {
-		fmt.Fprintf(w, "  kind:        %s, remote\n", kind(in.Official))
+	if in.Kind == host.KindRemote || in.Kind == host.KindBuiltin {
+		fmt.Fprintf(w, "  kind:        %s, %s\n", kind(in.Official), in.Kind)
 	} else {
 		fmt.Fprintf(w, "  kind:        %s\n", kind(in.Official))
 	}
