@@ -219,7 +219,7 @@ var Schedule = &Plugin{
 	Name:        "提醒",
 	Description: "定时提醒:一次、每天,或每隔几天在同一时间,可以限定次数。",
 	Version:     "0.1.0",
-	Icon:        "bell",
+	Icon:        "refresh",
 	Abilities:   []string{"scheduler"},
 	// Reminders are the app's own and undone with one tap, and the
 	// scheduler runs fire without anyone to ask: write tools start at auto.
