@@ -277,3 +277,16 @@ func (h *Host) BuiltinEnv(pluginID string, actor Actor, turn string) *BuiltinCal
 	return &BuiltinCall{Actor: actor, Plugin: pluginID, Turn: turn, Input: expr.NewObject(0), Now: h.now(),
 		KV: h.db.KV(), Abilities: h.abilities, Campus: h.campus, Host: h}
 }
+
+// builtinID refuses to install p under id when id is, or was, a built-in
+// plugin's and p is not that built-in: the id (and calls saved under it)
+// belongs to the app, even after the user removed the built-in.
+func (h *Host) builtinID(id string, p *plugin.Plugin) error {
+	if b := h.builtins[id]; b != nil && b.Plugin != p {
+		return &Conflict{Msg: fmt.Sprintf("the id %s belongs to a built-in plugin of the app; a plugin of another kind cannot take it", id)}
+	}
+	if cur, ok := h.formerIDs[id]; ok {
+		return &Conflict{Msg: fmt.Sprintf("the id %s was the built-in plugin %s's; a plugin of another kind cannot take it", id, cur)}
+	}
+	return nil
+}

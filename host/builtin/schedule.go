@@ -176,6 +176,10 @@ type FiredList struct {
 // scheduleFire is what the scheduler runs at a reminder's time: the
 // reminder goes on the recent list the dashboard shows.
 func scheduleFire(c *Context, in FireInput) (Fired, error) {
+	if c.Actor == host.ActorAgent {
+		// The assistant cannot make a reminder go off (a prompt could fake one on the dashboard).
+		return Fired{}, Errorf("fire runs when a reminder is due, by the scheduler; set one with schedule__remind")
+	}
 	var list []Fired
 	if _, err := c.KV.Get(firedKey, &list); err != nil {
 		return Fired{}, err
