@@ -161,6 +161,13 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 	}
 	in, err := interp.CheckInput(t, input)
 	if err != nil {
+		var ie *interp.Error
+		if errors.As(err, &ie) {
+			// A built-in has no file to point at: the error names the tool instead.
+			named := *ie
+			named.Msg, named.Pos = p.Manifest.ID+"."+t.Name+": "+ie.Msg, expr.Pos{}
+			return nil, &named
+		}
 		return nil, err
 	}
 	c := &BuiltinCall{
