@@ -14,8 +14,10 @@ import (
 )
 
 // TestOfficialRegistry: registry/registry.json validates, and lists every
-// official document and every built-in of the app once, with the name,
-// description, icon, kind, requires and scopes their manifests give.
+// official document bundled in this build and every built-in of the app,
+// with the name, description, icon, kind, requires and scopes their
+// manifests give. The registry may list more (community plugins, official
+// documents this build does not bundle).
 func TestOfficialRegistry(t *testing.T) {
 	data, err := os.ReadFile("registry.json")
 	if err != nil {
@@ -62,9 +64,6 @@ func TestOfficialRegistry(t *testing.T) {
 	}
 	for _, c := range builtin.All() {
 		want[c.Plugin.Manifest.ID], kinds[c.Plugin.Manifest.ID] = c.Plugin.Manifest, KindBuiltin
-	}
-	if len(entries) != len(want) {
-		t.Errorf("%d entries for %d official plugins", len(entries), len(want))
 	}
 	for id, m := range want {
 		e := byID[id]
