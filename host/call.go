@@ -89,6 +89,7 @@ const TaintTTL = time.Hour
 // untrusted.
 func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	start := time.Now()
+	req = h.legacy(req) // a built-in's renamed id or tool
 	p, t, modes, err := h.tool(ctx, req.Plugin, req.Tool)
 	if err != nil {
 		if isNotFound(err) && h.remotes != nil {
@@ -261,7 +262,7 @@ func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *pl
 		input = expr.NewObject(0)
 	}
 	runStart := time.Now()
-	v, err := interp.Run(ctx, p, t.Name, input, h.options())
+	v, err := h.runTool(ctx, req, p, t, input)
 	took := time.Since(runStart)
 	if err != nil {
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))

@@ -57,6 +57,9 @@ type Review struct {
 	Warnings []plugin.Diagnostic `json:"warnings,omitempty"`
 	// Installed is the installed version of the same id, "" when none.
 	Installed string `json:"installed,omitempty"`
+	// Kind is KindBuiltin for a built-in plugin (Go in the app), "" for a
+	// document.
+	Kind string `json:"kind,omitempty"`
 }
 
 // ReviewTool is one tool line of the review sheet.
@@ -139,6 +142,8 @@ func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 	case strings.TrimSpace(src) == "":
 		// Not the current folder: an empty argument is a mistake, not a request.
 		return nil, &Unreadable{Source: `""`, Err: errors.New("no source: give an install link, a folder or official:NAME")}
+	case strings.HasPrefix(src, BuiltinSource):
+		return h.loadBuiltin(src)
 	case strings.HasPrefix(src, OfficialSource):
 		name := strings.TrimPrefix(src, OfficialSource)
 		p, diags, err = loadBundled(ctx, name)
@@ -188,6 +193,14 @@ func loadBundled(ctx context.Context, name string) (*plugin.Plugin, []plugin.Dia
 	return plugin.LoadFiles(ctx, files)
 }
 
+// ReviewOf returns the review sheet of a plugin that loaded and validated,
+// as Review would show it for source (the marketplace's scan shows the
+// sheet of every plugin of a submitted repository before anyone installs
+// one). official says whether the source is Official.
+func ReviewOf(p *plugin.Plugin, source string, official bool) *Review {
+	return reviewOf(&reviewed{p: p, source: source, official: official})
+}
+
 func reviewOf(r *reviewed) *Review {
 	m := r.p.Manifest
 	rv := &Review{
@@ -198,6 +211,9 @@ func reviewOf(r *reviewed) *Review {
 	}
 	if m.Cloud != nil {
 		rv.Cloud, rv.DisclosureZh, rv.DisclosureEn = nonNil(m.Cloud.Uses), m.Cloud.DisclosureZh, m.Cloud.DisclosureEn
+	}
+	if strings.HasPrefix(r.source, BuiltinSource) {
+		rv.Kind = KindBuiltin
 	}
 	var en *plugin.Locale
 	if m.I18n != nil {
@@ -262,10 +278,16 @@ func (rv *Review) Sheet(lang string) string {
 	if rv.Official {
 		kind = "Official"
 	}
+	if rv.Kind == KindBuiltin {
+		kind = "Official, built into the app: it updates with the app"
+	}
 	if zh {
 		kind = "社区插件：未经 PKU harness 审核"
 		if rv.Official {
 			kind = "官方插件"
+		}
+		if rv.Kind == KindBuiltin {
+			kind = "官方插件，内置于应用，随应用更新"
 		}
 		fmt.Fprintf(&b, "%s（%s %s，作者 %s）\n%s\n%s\n", name, rv.ID, rv.Version, rv.Author, kind, desc)
 	} else {

@@ -341,7 +341,13 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			if in.Kind == host.KindRemote {
 				version = c.t(msg.ListRemote)
 			}
-			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s\n", in.ID, version, c.kind(in.Official), strings.Join(tags, " "))
+			// The third column is the kind: Official or Community for a document or a remote
+			// plugin (which says remote for its version), Built-in for the app's own.
+			k := c.kind(in.Official)
+			if in.Kind == host.KindBuiltin {
+				k = c.t(msg.ListBuiltin)
+			}
+			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s\n", in.ID, version, k, strings.Join(tags, " "))
 		}
 		return nil
 	case "show":
@@ -382,9 +388,12 @@ func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode)
 		return c.t(msg.No)
 	}
 	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, in.Name)
-	if in.Kind == host.KindRemote {
+	switch in.Kind {
+	case host.KindRemote:
 		line(msg.ShowKindRmt, c.kind(in.Official))
-	} else {
+	case host.KindBuiltin:
+		line(msg.ShowKindBuiltin, c.kind(in.Official))
+	default:
 		line(msg.ShowKind, c.kind(in.Official))
 	}
 	line(msg.ShowSource, in.Source)

@@ -48,6 +48,10 @@ const (
 	ListRemote    Key = "list.remote"     // the version column of a remote plugin
 	ShowKind      Key = "show.kind"       // %[1]s kind
 	ShowKindRmt   Key = "show.kindRemote" // %[1]s kind
+	// ShowKindBuiltin is the kind line of a built-in plugin: %[1]s kind (Official).
+	ShowKindBuiltin Key = "show.kindBuiltin"
+	// ListBuiltin is the kind column of a built-in plugin in plugins list.
+	ListBuiltin   Key = "list.builtin"
 	ShowSource    Key = "show.source"     // %[1]s
 	ShowHash      Key = "show.hash"       // %[1]s
 	ShowEnabled   Key = "show.enabled"    // %[1]s yes or no
@@ -170,32 +174,34 @@ var catalogue = map[Key]entry{
 	NotUpdated:        {"未更新", "not updated"},
 	UpdateNotAccepted: {"没有接受更新", "the update was not accepted"},
 
-	Enabled:       {"%[1]s：已启用", "%[1]s: enabled"},
-	Disabled:      {"%[1]s：已停用", "%[1]s: disabled"},
-	Removed:       {"%[1]s：已卸载", "%[1]s: removed"},
-	AutoUpdateOn:  {"%[1]s：自动更新已开启", "%[1]s: automatic updates on"},
-	AutoUpdateOff: {"%[1]s：自动更新已关闭", "%[1]s: automatic updates off"},
-	ModeSet:       {"%[1]s：%[2]s 类工具设为 %[3]s", "%[1]s: %[2]s tools %[3]s"},
-	ListDisabled:  {"已停用", "disabled"},
-	ListHeld:      {"待审核更新：%[1]s", "update-held:%[1]s"},
-	ListRemote:    {"远程", "remote"},
-	ShowKind:      {"  类型：      %[1]s", "  kind:        %[1]s"},
-	ShowKindRmt:   {"  类型：      %[1]s，远程", "  kind:        %[1]s, remote"},
-	ShowSource:    {"  来源：      %[1]s", "  source:      %[1]s"},
-	ShowHash:      {"  哈希：      %[1]s", "  hash:        %[1]s"},
-	ShowEnabled:   {"  启用：      %[1]s", "  enabled:     %[1]s"},
-	ShowAuto:      {"  自动更新：  %[1]s", "  auto-update: %[1]s"},
-	ShowNote:      {"  备注：      %[1]s", "  note:        %[1]s"},
-	ShowPrevious:  {"  上一版本：  %[2]s（harness plugins rollback %[1]s）", "  previous:    %[2]s (harness plugins rollback %[1]s)"},
-	ShowNewer:     {"  较新版本：  %[2]s（harness plugins rollforward %[1]s）", "  newer:       %[2]s (harness plugins rollforward %[1]s)"},
-	ShowHeld:      {"  待审核更新：%[2]s：%[3]s（harness plugins accept %[1]s）", "  held update: %[2]s: %[3]s (harness plugins accept %[1]s)"},
-	ShowCampus:    {"  校园服务：  %[1]s", "  campus:      %[1]s"},
-	ShowNetwork:   {"  网站：      %[1]s", "  network:     %[1]s"},
-	ShowAbilities: {"  应用功能：  %[1]s", "  abilities:   %[1]s"},
-	ShowModes:     {"  权限模式：  %[1]s", "  modes:       %[1]s"},
-	ShowTools:     {"  工具：", "  tools:"},
-	Yes:           {"是", "true"},
-	No:            {"否", "false"},
+	Enabled:         {"%[1]s：已启用", "%[1]s: enabled"},
+	Disabled:        {"%[1]s：已停用", "%[1]s: disabled"},
+	Removed:         {"%[1]s：已卸载", "%[1]s: removed"},
+	AutoUpdateOn:    {"%[1]s：自动更新已开启", "%[1]s: automatic updates on"},
+	AutoUpdateOff:   {"%[1]s：自动更新已关闭", "%[1]s: automatic updates off"},
+	ModeSet:         {"%[1]s：%[2]s 类工具设为 %[3]s", "%[1]s: %[2]s tools %[3]s"},
+	ListDisabled:    {"已停用", "disabled"},
+	ListHeld:        {"待审核更新：%[1]s", "update-held:%[1]s"},
+	ListRemote:      {"远程", "remote"},
+	ListBuiltin:     {"内置", "Built-in"},
+	ShowKindBuiltin: {"  类型：      %[1]s，内置", "  kind:        %[1]s, builtin"},
+	ShowKind:        {"  类型：      %[1]s", "  kind:        %[1]s"},
+	ShowKindRmt:     {"  类型：      %[1]s，远程", "  kind:        %[1]s, remote"},
+	ShowSource:      {"  来源：      %[1]s", "  source:      %[1]s"},
+	ShowHash:        {"  哈希：      %[1]s", "  hash:        %[1]s"},
+	ShowEnabled:     {"  启用：      %[1]s", "  enabled:     %[1]s"},
+	ShowAuto:        {"  自动更新：  %[1]s", "  auto-update: %[1]s"},
+	ShowNote:        {"  备注：      %[1]s", "  note:        %[1]s"},
+	ShowPrevious:    {"  上一版本：  %[2]s（harness plugins rollback %[1]s）", "  previous:    %[2]s (harness plugins rollback %[1]s)"},
+	ShowNewer:       {"  较新版本：  %[2]s（harness plugins rollforward %[1]s）", "  newer:       %[2]s (harness plugins rollforward %[1]s)"},
+	ShowHeld:        {"  待审核更新：%[2]s：%[3]s（harness plugins accept %[1]s）", "  held update: %[2]s: %[3]s (harness plugins accept %[1]s)"},
+	ShowCampus:      {"  校园服务：  %[1]s", "  campus:      %[1]s"},
+	ShowNetwork:     {"  网站：      %[1]s", "  network:     %[1]s"},
+	ShowAbilities:   {"  应用功能：  %[1]s", "  abilities:   %[1]s"},
+	ShowModes:       {"  权限模式：  %[1]s", "  modes:       %[1]s"},
+	ShowTools:       {"  工具：", "  tools:"},
+	Yes:             {"是", "true"},
+	No:              {"否", "false"},
 
 	VersionsHeader: {"角色\t版本\t哈希\t获取时间", "ROLE\tVERSION\tHASH\tFETCHED"},
 	RoleCurrent:    {"当前", "current"},
