@@ -139,3 +139,7 @@ type MailboxItem struct {
 	Env       protocol.Envelope
 	ExpiresAt int64
 }
+
+// ChannelRetentionMs is how long (ms) a channel's record outlives its expiry before Sweep
+// removes it, so that GET /v1/c/{id} can still answer "closed" or "expired" to a late viewer.
+const ChannelRetentionMs = channelRetentionMs

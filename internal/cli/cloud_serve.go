@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,14 +17,15 @@ import (
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
+	"github.com/pkuinfo/harness/cloud/server/pgstore"
 	"github.com/pkuinfo/harness/cloud/viewer"
 )
 
 func init() {
 	Register(&Command{
 		Path:    "cloud serve",
-		Usage:   "[--addr HOST:PORT] [--db FILE] [--origin URL] [flags]",
-		Summary: "run the PKU harness Cloud reference server (SQLite; stops on Ctrl-C)",
+		Usage:   "[--addr HOST:PORT] [--db FILE|postgres://…] [--nats nats://…] [--origin URL] [flags]",
+		Summary: "run the PKU harness Cloud reference server (SQLite, or PostgreSQL + NATS for several nodes; stops on Ctrl-C)",
 		Run: func(env *Env) int {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -41,7 +43,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 	fs.SetOutput(env.Stderr)
 	def := server.DefaultConfig(nil)
 	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
-	db := fs.String("db", "", "SQLite database file (default $XDG_DATA_HOME/harness/cloud.db)")
+	db := fs.String("db", "", "SQLite database file (default $XDG_DATA_HOME/harness/cloud.db), or a postgres:// URL shared by several nodes")
 	origin := fs.String("origin", "", "public origin clients sign as aud, e.g. https://cloud.example.org (default: http://ADDR for a specific address, else each request's Host)")
 	difficulty := fs.Int("difficulty", def.PowDifficulty, "proof-of-work difficulty in bits (0–28)")
 	operator := fs.String("operator", def.Operator.Name, "operator name shown in GET /v1/meta")
@@ -69,19 +71,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 		fmt.Fprintln(env.Stderr, "harness cloud serve: rate limits must be at least 1")
 		return ExitUsage
 	}
-	if *db == "" {
-		dir, err := dataDir()
-		if err != nil {
-			fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
-			return ExitFail
-		}
-		*db = filepath.Join(dir, "cloud.db")
-	}
-	if err := os.MkdirAll(filepath.Dir(*db), 0o700); err != nil {
-		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
-		return ExitFail
-	}
-	st, err := server.OpenSQLite(ctx, *db)
+	st, dbName, err := openCloudStorage(ctx, *db)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
 		return ExitFail
@@ -121,7 +111,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "harness cloud: serving http://%s (database %s)\n", ln.Addr(), *db)
+	fmt.Fprintf(env.Stdout, "harness cloud: serving http://%s (database %s)\n", ln.Addr(), dbName)
 	err = srv.Serve(ctx, ln)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
@@ -129,6 +119,36 @@ func CloudServe(ctx context.Context, env *Env) int {
 	}
 	fmt.Fprintln(env.Stdout, "harness cloud: stopped")
 	return ExitOK
+}
+
+// openCloudStorage opens the server's Storage: PostgreSQL for a postgres:// or postgresql:// URL
+// (several nodes may share it), else the SQLite file db (default $XDG_DATA_HOME/harness/cloud.db).
+// The name returned is what the server prints: the file, or the URL without its password.
+func openCloudStorage(ctx context.Context, db string) (server.Storage, string, error) {
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		name := "postgres"
+		if u, err := url.Parse(db); err == nil {
+			u.RawQuery = ""
+			name = u.Redacted()
+		}
+		st, err := pgstore.Open(ctx, db)
+		return st, name, err
+	}
+	if db == "" {
+		dir, err := dataDir()
+		if err != nil {
+			return nil, "", err
+		}
+		db = filepath.Join(dir, "cloud.db")
+	}
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		return nil, "", err
+	}
+	st, err := server.OpenSQLite(ctx, db)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, db, nil
 }
 
 // dataDir is $XDG_DATA_HOME/harness, else ~/.local/share/harness (XDG Base Directory spec).
