@@ -71,6 +71,13 @@ type Config struct {
 	// SendQueue is the number of frames queued per connection before it is dropped as too slow
 	// (default 16).
 	SendQueue int
+	// Bus, when set, makes this server one node of several sharing Storage (which must then be
+	// shared too: cloud/server/pgstore): channel frames, presence, joins, kicks, extensions and
+	// closes reach the parties connected to the other nodes through it, and the one-owner-socket
+	// and one-socket-per-seat rules and the frame rates hold across nodes. Nil: one node.
+	Bus Bus
+	// Node names this node on the Bus (default: random). Two live nodes must not share a name.
+	Node string
 	// Logger receives request errors and lifecycle events; tokens are never logged. Nil
 	// discards.
 	Logger *slog.Logger
@@ -187,6 +194,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.joins = newLimiter(RatePolicy{Name: "join", Quota: perMin, Window: time.Minute})
 	s.infos = newLimiter(RatePolicy{Name: "channel-info", Quota: perMin, Window: time.Minute})
 	s.hub = newHub(s)
+	if cfg.Bus != nil {
+		if cfg.Node == "" {
+			cfg.Node = randomID(9)
+			s.cfg.Node = cfg.Node
+		}
+		if s.hub.cl, err = newCluster(s.hub, cfg.Bus, cfg.Node); err != nil {
+			return nil, fmt.Errorf("cloud server: bus: %w", err)
+		}
+		s.bg.Add(1)
+		go s.aliveLoop()
+	}
 	s.bg.Add(1)
 	go s.sweepLoop()
 	return s, nil
@@ -203,10 +221,29 @@ func (s *Server) Limits() protocol.Limits { return s.cfg.Limits }
 func (s *Server) Close() {
 	s.stopOnce.Do(func() {
 		close(s.stop)
+		if s.hub.cl != nil {
+			s.hub.cl.stop()
+		}
 		s.hub.shutdown()
 	})
 	s.bg.Wait()
 	s.sockets.Wait()
+}
+
+// aliveLoop tells the other nodes every aliveEvery that this one is up, and forgets the parties
+// of nodes that have stopped saying so.
+func (s *Server) aliveLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(aliveEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.hub.cl.tick()
+		}
+	}
 }
 
 func (s *Server) sweepLoop() {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
+	"github.com/pkuinfo/harness/cloud/server/natsbus"
 	"github.com/pkuinfo/harness/cloud/server/pgstore"
 	"github.com/pkuinfo/harness/cloud/viewer"
 )
@@ -55,6 +58,8 @@ func CloudServe(ctx context.Context, env *Env) int {
 	frames := fs.Int64("frames-per-min", def.Limits.Channels.FramesPerMin, "frames per minute per party (the owner gets this × maxPeers)")
 	xff := fs.Bool("trust-forwarded-for", false, "take the client IP from X-Forwarded-For (only behind a proxy that sets it)")
 	wsOrigins := fs.String("ws-origins", "", "comma-separated extra Origin host patterns allowed to open sockets")
+	natsURL := fs.String("nats", "", "NATS server URL(s), comma-separated: relay between several nodes sharing a postgres:// --db")
+	node := fs.String("node", "", "this node's name on the NATS bus (default: the host name and a random suffix)")
 	quiet := fs.Bool("quiet", false, "log warnings and errors only")
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
@@ -69,6 +74,10 @@ func CloudServe(ctx context.Context, env *Env) int {
 	}
 	if *regs < 1 || *joins < 1 || *frames < 1 || *requests < 1 {
 		fmt.Fprintln(env.Stderr, "harness cloud serve: rate limits must be at least 1")
+		return ExitUsage
+	}
+	if *natsURL != "" && !isPostgresURL(*db) {
+		fmt.Fprintln(env.Stderr, "harness cloud serve: --nats needs a --db postgres://… shared by every node (a SQLite file is one node's)")
 		return ExitUsage
 	}
 	st, dbName, err := openCloudStorage(ctx, *db)
@@ -105,6 +114,21 @@ func CloudServe(ctx context.Context, env *Env) int {
 	}
 	cfg.Pages = viewer.FS()
 	cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	if *natsURL != "" {
+		if *node == "" {
+			host, _ := os.Hostname()
+			*node = strings.NewReplacer(".", "-", " ", "-").Replace(host) + "-" + randomSuffix()
+		}
+		bus, err := natsbus.Connect(*natsURL, "harness-cloud "+*node, cfg.Logger)
+		if err != nil {
+			ln.Close()
+			fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+			return ExitFail
+		}
+		defer bus.Close()
+		cfg.Bus, cfg.Node = bus, *node
+		dbName += ", node " + *node + " on NATS"
+	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		ln.Close()
@@ -125,7 +149,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 // (several nodes may share it), else the SQLite file db (default $XDG_DATA_HOME/harness/cloud.db).
 // The name returned is what the server prints: the file, or the URL without its password.
 func openCloudStorage(ctx context.Context, db string) (server.Storage, string, error) {
-	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+	if isPostgresURL(db) {
 		name := "postgres"
 		if u, err := url.Parse(db); err == nil {
 			u.RawQuery = ""
@@ -149,6 +173,17 @@ func openCloudStorage(ctx context.Context, db string) (server.Storage, string, e
 		return nil, "", err
 	}
 	return st, db, nil
+}
+
+func isPostgresURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// randomSuffix is 6 random hex digits.
+func randomSuffix() string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // dataDir is $XDG_DATA_HOME/harness, else ~/.local/share/harness (XDG Base Directory spec).

@@ -105,6 +105,7 @@ func TestCloudServeUsage(t *testing.T) {
 		{[]string{"extra"}, "harness cloud serve: unexpected argument \"extra\"\n"},
 		{[]string{"--difficulty", "29"}, "harness cloud serve: --difficulty 29: want 0–28\n"},
 		{[]string{"--frames-per-min", "0"}, "harness cloud serve: rate limits must be at least 1\n"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--db", "x.db"}, "harness cloud serve: --nats needs a --db postgres://… shared by every node (a SQLite file is one node's)\n"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
