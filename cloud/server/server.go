@@ -76,6 +76,9 @@ type Config struct {
 	// closes reach the parties connected to the other nodes through it, and the one-owner-socket
 	// and one-socket-per-seat rules and the frame rates hold across nodes. Nil: one node.
 	Bus Bus
+	// Functions runs plugin server functions (POST /v1/fn/{plugin}/{name}) under the operator's
+	// policy; nil, the default, offers none (501 unsupported), as on the official server.
+	Functions Functions
 	// Node names this node on the Bus (default: random). Two live nodes must not share a name.
 	Node string
 	// Logger receives request errors and lifecycle events; tokens are never logged. Nil
@@ -117,6 +120,7 @@ type Server struct {
 	requests *limiter
 	joins    *limiter
 	infos    *limiter
+	calls    *limiter
 	hub      *hub
 
 	stopOnce sync.Once
@@ -193,6 +197,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	perMin := int(cfg.Limits.JoinsPerIPPerMin)
 	s.joins = newLimiter(RatePolicy{Name: "join", Quota: perMin, Window: time.Minute})
 	s.infos = newLimiter(RatePolicy{Name: "channel-info", Quota: perMin, Window: time.Minute})
+	s.calls = newLimiter(functionsPolicy(cfg.Limits))
 	s.hub = newHub(s)
 	if cfg.Bus != nil {
 		if cfg.Node == "" {
@@ -269,7 +274,7 @@ func (s *Server) Sweep(ctx context.Context) {
 	if err := s.st.Sweep(ctx, now); err != nil {
 		s.log.Error("sweep", "err", err)
 	}
-	for _, l := range []*limiter{s.reg, s.tokens, s.requests, s.joins, s.infos} {
+	for _, l := range []*limiter{s.reg, s.tokens, s.requests, s.joins, s.infos, s.calls} {
 		l.sweep(now)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
+	"github.com/pkuinfo/harness/cloud/server/fnrun"
 	"github.com/pkuinfo/harness/cloud/server/natsbus"
 	"github.com/pkuinfo/harness/cloud/server/pgstore"
 	"github.com/pkuinfo/harness/cloud/viewer"
@@ -114,6 +115,13 @@ func CloudServe(ctx context.Context, env *Env) int {
 	}
 	cfg.Pages = viewer.FS()
 	cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	if fns, err := cloudFunctions(ctx, st, cfg.Logger); err != nil {
+		ln.Close()
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+		return ExitUsage
+	} else if fns != nil {
+		cfg.Functions = fns
+	}
 	if *natsURL != "" {
 		if *node == "" {
 			host, _ := os.Hostname()
@@ -173,6 +181,30 @@ func openCloudStorage(ctx context.Context, db string) (server.Storage, string, e
 		return nil, "", err
 	}
 	return st, db, nil
+}
+
+// cloudFunctions reads the operator's server-function policy from the environment (seed 003
+// “服务端函数”): CLOUD_FN_POLICY=off (default: no functions, 501 unsupported) | verified |
+// allowlist | open, CLOUD_FN_ALLOWLIST (LINK@sha256:HEX, comma-separated) and the secrets
+// CLOUD_FN_SECRET_<PLUGIN>_<NAME>. Nil when off.
+func cloudFunctions(ctx context.Context, st server.Storage, log *slog.Logger) (server.Functions, error) {
+	policy, err := fnrun.ParsePolicy(os.Getenv("CLOUD_FN_POLICY"))
+	if err != nil || policy == fnrun.PolicyOff {
+		return nil, err
+	}
+	allow, err := fnrun.ParseAllowlist(os.Getenv("CLOUD_FN_ALLOWLIST"))
+	if err != nil {
+		return nil, err
+	}
+	r, err := fnrun.New(fnrun.Config{Policy: policy, Allow: allow, Storage: st})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Preload(ctx); err != nil {
+		log.Warn("server functions: allowlisted documents not loaded", "err", err)
+	}
+	log.Info("server functions on", "policy", string(policy), "allowlisted", len(allow))
+	return r, nil
 }
 
 func isPostgresURL(db string) bool {
