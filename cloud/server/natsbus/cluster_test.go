@@ -42,7 +42,7 @@ func (n *node) kill() {
 	})
 }
 
-func startNode(t testing.TB, dsn, natsURL, name string) *node {
+func startNode(t testing.TB, dsn, natsURL, name string, configure ...func(*server.Config)) *node {
 	t.Helper()
 	ctx := context.Background()
 	st, err := pgstore.Open(ctx, dsn)
@@ -57,6 +57,9 @@ func startNode(t testing.TB, dsn, natsURL, name string) *node {
 	cfg.PowDifficulty = 4
 	cfg.Bus = bus
 	cfg.Node = name
+	for _, f := range configure {
+		f(&cfg)
+	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -76,10 +79,10 @@ func startNode(t testing.TB, dsn, natsURL, name string) *node {
 }
 
 // twoNodes starts nodes a and b on one fresh PostgreSQL schema and one NATS server.
-func twoNodes(t testing.TB) (a, b *node) {
+func twoNodes(t testing.TB, configure ...func(*server.Config)) (a, b *node) {
 	dsn := enginetest.Postgres(t)
 	natsURL := enginetest.NATS(t)
-	return startNode(t, dsn, natsURL, "a"), startNode(t, dsn, natsURL, "b")
+	return startNode(t, dsn, natsURL, "a", configure...), startNode(t, dsn, natsURL, "b", configure...)
 }
 
 var fast = client.Backoff{Min: 20 * time.Millisecond, Max: 200 * time.Millisecond}
