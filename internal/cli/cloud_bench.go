@@ -378,9 +378,11 @@ func openPair(ctx context.Context, p *client.Plugin, hc *http.Client, base, view
 				return bp, fmt.Errorf("channel %s ended during setup: %v", ch.ID(), ch.Err())
 			}
 			// join, hello or peer: whichever told the owner the viewer is online; across nodes,
-			// only the peer event (the join alone comes before the viewer's socket is known).
+			// a peer event or a hello (connected) that says so — the join alone comes before
+			// the owner's node knows of the viewer's socket.
 			if viewerBase != base {
-				if ev.Type == client.EventPeer && ev.PeerID == bp.peerID && ev.Online {
+				online := slices.ContainsFunc(ch.Peers(), func(pi client.PeerInfo) bool { return pi.PeerID == bp.peerID && pi.Online })
+				if ev.Type == client.EventPeer && ev.PeerID == bp.peerID && ev.Online || ev.Type == client.EventConnected && online {
 					return bp, nil
 				}
 				continue
