@@ -1,0 +1,160 @@
+package server_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/cloud/server"
+)
+
+// memBus is a server.Bus in memory, for tests of several nodes without NATS: each subscription
+// gets its messages in order on its own goroutine, as nats.go delivers them.
+type memBus struct {
+	mu   sync.Mutex
+	subs map[string][]*memSub
+}
+
+type memSub struct {
+	ch   chan []byte
+	once sync.Once
+}
+
+func (b *memBus) Publish(subject string, data []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.subs[subject] {
+		select {
+		case s.ch <- append([]byte(nil), data...):
+		default: // a slow consumer loses messages, as on NATS
+		}
+	}
+	return nil
+}
+
+func (b *memBus) Subscribe(subject string, handle func([]byte)) (func(), error) {
+	s := &memSub{ch: make(chan []byte, 4096)}
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[string][]*memSub{}
+	}
+	b.subs[subject] = append(b.subs[subject], s)
+	b.mu.Unlock()
+	go func() {
+		for m := range s.ch {
+			handle(m)
+		}
+	}()
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		l := b.subs[subject]
+		for i, x := range l {
+			if x == s {
+				b.subs[subject] = append(l[:i:i], l[i+1:]...)
+				s.once.Do(func() { close(s.ch) })
+				break
+			}
+		}
+	}, nil
+}
+
+// memNodes starts two servers on one in-memory Storage and one memBus.
+func memNodes(t *testing.T) (a, b string) {
+	st := server.NewMemory()
+	bus := &memBus{}
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		cfg := server.DefaultConfig(st)
+		cfg.PowDifficulty = 0
+		cfg.Bus, cfg.Node = bus, name
+		srv, err := server.New(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		t.Cleanup(func() { srv.Close(); hs.Close() })
+		urls = append(urls, hs.URL)
+	}
+	return urls[0], urls[1]
+}
+
+func waitEvent(t *testing.T, events <-chan client.Event, want client.EventType) client.Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatalf("events ended while waiting for %s", want)
+			}
+			if ev.Type == want {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no %s event in 10 s", want)
+		}
+	}
+}
+
+// TestTwoNodesInMemory: the relay across two nodes over a Bus, without external engines (the
+// PostgreSQL + NATS version is cloud/server/natsbus): join, frames both ways, the one-owner
+// socket rule, kick.
+func TestTwoNodesInMemory(t *testing.T) {
+	a, b := memNodes(t)
+	ctx := context.Background()
+	ids := &client.MemIdentityStore{}
+	ca, _ := client.New(client.Config{BaseURL: a, Identities: ids})
+	pa, _ := ca.Plugin("demo", "channels")
+	ch, err := pa.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute, MaxPeers: 2, Page: "view"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+	waitEvent(t, ch.Events(), client.EventConnected)
+	link, _ := client.ParseSecretLink(strings.Replace(ch.Link().Reveal(), a, b, 1))
+	v, err := client.Join(ctx, link, client.ViewerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Leave()
+	waitEvent(t, ch.Events(), client.EventJoin)
+	if ev := waitEvent(t, ch.Events(), client.EventPeer); !ev.Online {
+		t.Fatalf("peer: %+v", ev)
+	}
+	if err := ch.Send(ctx, v.PeerID(), "to b"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, v.Events(), client.EventMessage); string(ev.Msg) != `"to b"` {
+		t.Errorf("viewer got %s", ev.Msg)
+	}
+	if err := v.Send(ctx, "to a"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, ch.Events(), client.EventMessage); string(ev.Msg) != `"to a"` {
+		t.Errorf("owner got %s", ev.Msg)
+	}
+	// The same owner through node b replaces the socket on a.
+	cb, _ := client.New(client.Config{BaseURL: b, Identities: ids})
+	pb, _ := cb.Plugin("demo", "channels")
+	ch2, err := pb.ResumeChannel(ctx, ch.State(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch2.Disconnect()
+	select {
+	case <-ch.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the owner socket on a was not replaced")
+	}
+	if err := ch2.Kick(ctx, v.PeerID()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, v.Events(), client.EventClosed); ev.Reason != "kicked" {
+		t.Errorf("viewer: %+v", ev)
+	}
+}
