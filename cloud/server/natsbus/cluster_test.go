@@ -2,6 +2,7 @@ package natsbus_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io"
 	"net"
@@ -56,7 +57,8 @@ func startNode(t testing.TB, dsn, natsURL, name string, configure ...func(*serve
 	cfg := server.DefaultConfig(st)
 	cfg.PowDifficulty = 4
 	cfg.Bus = bus
-	cfg.Node = name
+	// Unique on the shared NATS server: other test processes' nodes announce themselves there.
+	cfg.Node = name + "-" + rand.Text()[:8]
 	for _, f := range configure {
 		f(&cfg)
 	}
