@@ -17,6 +17,7 @@ import (
 type memBus struct {
 	mu   sync.Mutex
 	subs map[string][]*memSub
+	drop func(data []byte) bool // messages lost on the way, when set
 }
 
 type memSub struct {
@@ -27,6 +28,9 @@ type memSub struct {
 func (b *memBus) Publish(subject string, data []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.drop != nil && b.drop(data) {
+		return nil
+	}
 	for _, s := range b.subs[subject] {
 		select {
 		case s.ch <- append([]byte(nil), data...):
@@ -65,12 +69,20 @@ func (b *memBus) Subscribe(subject string, handle func([]byte)) (func(), error) 
 
 // memNodes starts two servers on one in-memory Storage and one memBus.
 func memNodes(t *testing.T) (a, b string) {
+	urls, _ := memCluster(t, &memBus{}, nil)
+	return urls[0], urls[1]
+}
+
+// memCluster starts two servers on one in-memory Storage and bus, with the clock now (nil:
+// time.Now).
+func memCluster(t *testing.T, bus server.Bus, now func() time.Time) ([]string, []*server.Server) {
 	st := server.NewMemory()
-	bus := &memBus{}
 	var urls []string
+	var srvs []*server.Server
 	for _, name := range []string{"a", "b"} {
 		cfg := server.DefaultConfig(st)
 		cfg.PowDifficulty = 0
+		cfg.Now = now
 		cfg.Bus, cfg.Node = bus, name
 		srv, err := server.New(context.Background(), cfg)
 		if err != nil {
@@ -79,8 +91,49 @@ func memNodes(t *testing.T) (a, b string) {
 		hs := httptest.NewServer(srv)
 		t.Cleanup(func() { srv.Close(); hs.Close() })
 		urls = append(urls, hs.URL)
+		srvs = append(srvs, srv)
 	}
-	return urls[0], urls[1]
+	return urls, srvs
+}
+
+// TestExtendEventLost: when the event of an extension made on node a never reaches node b, b
+// reads the stored expiry before expiring the channel, and the viewer on b stays.
+func TestExtendEventLost(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Now()
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	bus := &memBus{drop: func(d []byte) bool { return strings.Contains(string(d), `"k":"extend"`) }}
+	urls, srvs := memCluster(t, bus, now)
+	ctx := context.Background()
+	ca, _ := client.New(client.Config{BaseURL: urls[0], Now: now})
+	pa, _ := ca.Plugin("demo", "channels")
+	ch, err := pa.OpenChannel(ctx, client.OpenOptions{TTL: time.Minute, Page: "view"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+	waitEvent(t, ch.Events(), client.EventConnected)
+	link, _ := client.ParseSecretLink(strings.Replace(ch.Link().Reveal(), urls[0], urls[1], 1))
+	v, err := client.Join(ctx, link, client.ViewerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Leave()
+	waitEvent(t, v.Events(), client.EventConnected)
+	if _, err := ch.Extend(ctx, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	clock = clock.Add(2 * time.Minute)
+	mu.Unlock()
+	srvs[1].Sweep(ctx)
+	srvs[0].Sweep(ctx)
+	if err := ch.Send(ctx, v.PeerID(), "still open"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, v.Events(), client.EventMessage); string(ev.Msg) != `"still open"` {
+		t.Errorf("viewer got %+v", ev)
+	}
 }
 
 func waitEvent(t *testing.T, events <-chan client.Event, want client.EventType) client.Event {

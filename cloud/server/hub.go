@@ -115,7 +115,12 @@ func (h *hub) room(ctx context.Context, id string) (*room, error) {
 		h.mu.Unlock()
 		if expired { // between two sweeps: expire it now rather than serve it
 			h.expire(ctx, now)
-			return nil, errf(protocol.CodeGone, "the channel is expired")
+			h.mu.Lock()
+			still := h.rooms[id] == rm // extended on another node (see recheckExpiry)
+			h.mu.Unlock()
+			if !still {
+				return nil, errf(protocol.CodeGone, "the channel is expired")
+			}
 		}
 		return rm, nil
 	}
@@ -193,6 +198,9 @@ func (h *hub) dropLocal(id, reason string) {
 
 // expire closes every loaded room whose expiry has passed.
 func (h *hub) expire(ctx context.Context, now int64) {
+	if h.cl != nil {
+		h.recheckExpiry(ctx, now)
+	}
 	var due []*room
 	h.mu.Lock()
 	for id, rm := range h.rooms {
@@ -209,6 +217,30 @@ func (h *hub) expire(ctx context.Context, now int64) {
 			h.s.log.Error("expire channel", "channel", rm.ch.ID, "err", err)
 		}
 		rm.closeAll(protocol.ReasonExpired)
+	}
+}
+
+// recheckExpiry, with several nodes, reads the stored expiry of every loaded room that seems
+// due before it is expired: another node may have extended the channel (its event lost or still
+// in flight), and the stored record is the truth.
+func (h *hub) recheckExpiry(ctx context.Context, now int64) {
+	var due []*room
+	h.mu.Lock()
+	for _, rm := range h.rooms {
+		rm.mu.Lock()
+		if rm.ch.ExpiresAt <= now {
+			due = append(due, rm)
+		}
+		rm.mu.Unlock()
+	}
+	h.mu.Unlock()
+	for _, rm := range due {
+		ch, err := h.s.st.Channel(ctx, rm.ch.ID)
+		if err == nil && ch.Status == protocol.StatusOpen && ch.ExpiresAt > now {
+			rm.mu.Lock()
+			rm.ch.ExpiresAt = max(rm.ch.ExpiresAt, ch.ExpiresAt)
+			rm.mu.Unlock()
+		}
 	}
 }
 
