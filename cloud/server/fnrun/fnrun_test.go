@@ -110,7 +110,7 @@ const link = "https://plugins.example.org/fndemo/PLUGIN.md"
 type files map[string]string
 
 func (f files) Fetch(_ context.Context, name string, max int64) ([]byte, error) {
-	rel := strings.TrimPrefix(name, "https://plugins.example.org/fndemo/")
+	_, rel, _ := strings.Cut(name, "/fndemo/")
 	b, ok := f[rel]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
@@ -250,6 +250,27 @@ func (e *env) device(d *protocol.DocumentRef) (string, resp) {
 	return tok.Token, r
 }
 
+// storeToken is a token of a fresh device for plugin fndemo with the store service only.
+func (e *env) storeToken() string {
+	e.t.Helper()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	box, _ := ecdh.X25519().GenerateKey(rand.Reader)
+	sp, bp := protocol.B64.EncodeToString(pub), protocol.B64.EncodeToString(box.PublicKey().Bytes())
+	var m protocol.MetaResponse
+	json.Unmarshal([]byte(e.do("GET", "/v1/meta", "", nil).body), &m)
+	n, _ := protocol.SolvePow(context.Background(), m.Pow.Salt, sp, bp, m.Pow.Difficulty)
+	var dev protocol.RegisterDeviceResponse
+	json.Unmarshal([]byte(e.do("POST", "/v1/devices", "", protocol.RegisterDeviceRequest{SignPub: sp, BoxPub: bp, Pow: protocol.PowSolution{Salt: m.Pow.Salt, Nonce: n}}).body), &dev)
+	nonce := make([]byte, 16)
+	rand.Read(nonce)
+	req := protocol.AuthTokenRequest{Aud: e.url, DeviceID: dev.DeviceID, Plugin: "fndemo", Services: []string{"store"},
+		Ts: nowMs(), Nonce: protocol.B64.EncodeToString(nonce)}
+	protocol.SignAuthChallenge(priv, &req)
+	var tok protocol.AuthTokenResponse
+	json.Unmarshal([]byte(e.do("POST", "/v1/auth/token", "", req).body), &tok)
+	return tok.Token
+}
+
 func (e *env) ref() *protocol.DocumentRef { return &protocol.DocumentRef{Link: link, Hash: e.hash} }
 
 func (e *env) call(tok, fn string, input any) resp {
@@ -337,6 +358,14 @@ func TestOpenPolicy(t *testing.T) {
 	if r := e.call("", "hello", nil); r.status != 401 {
 		t.Errorf("no token: %d", r.status)
 	}
+	// A token without the functions service, and a forged one, get nothing.
+	storeTok := e.storeToken()
+	if r := e.call(storeTok, "hello", map[string]any{"name": "a"}); r.status != 403 || !strings.Contains(r.body, "functions") {
+		t.Errorf("store-only token: %d %s", r.status, r.body)
+	}
+	if r := e.call(tok[:len(tok)-4]+"AAAA", "hello", map[string]any{"name": "a"}); r.status != 401 {
+		t.Errorf("forged token: %d %s", r.status, r.body)
+	}
 }
 
 // TestPublicCached: a public function has no caller (caller is null) and its result is shared
@@ -409,6 +438,11 @@ func TestAllowlistAndVerified(t *testing.T) {
 	tok, _ = ev.device(ev.ref())
 	if r := ev.call(tok, "hello", map[string]any{"name": "a"}); r.status != 403 || !strings.Contains(r.body, "verified") {
 		t.Errorf("verified, community link: %d %s", r.status, r.body)
+	}
+	official := &protocol.DocumentRef{Link: "https://github.com/pkuinfo/pku-harness-plugins/tree/main/plugins/fndemo", Hash: ev.hash}
+	tok, _ = ev.device(official)
+	if r := ev.call(tok, "hello", map[string]any{"name": "a"}); r.status != 200 {
+		t.Errorf("verified, official link: %d %s", r.status, r.body)
 	}
 
 	eo := newEnv(t, fnrun.PolicyOpen, nil)
