@@ -12,9 +12,9 @@ import (
 // Bus carries relay events between server nodes that share one Storage (several `harness cloud
 // serve` processes on one PostgreSQL), so that an owner on one node and a viewer on another talk
 // as if on one node (issue “Scale-out on existing engines”). cloud/server/natsbus implements it
-// over NATS. Subjects are dot-separated tokens of [A-Za-z0-9_-] ("ch.ID", "nodes"); delivery is
-// at most once, in order per subject from one publisher, to every subscriber but never back to
-// the publishing Bus's own subscriptions' dedupe (the relay ignores its own node's events).
+// over NATS. Subjects are dot-separated tokens of [A-Za-z0-9_-] ("ch.ID", "nodes"). Delivery is
+// at most once and in order per subject from one publisher, to every subscriber, the
+// publisher's own subscriptions included (the relay skips the events of its own node).
 type Bus interface {
 	// Publish sends data to the subscribers of subject. It does not wait for them; an error
 	// says the bus is down (the event is lost).
