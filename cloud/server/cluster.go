@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -89,13 +91,14 @@ type cluster struct {
 	bus  Bus
 	node string
 
-	mu    sync.Mutex
-	seen  map[string]int64 // node id → last alive, Unix ms by the local clock
-	unsub func()
+	mu        sync.Mutex
+	seen      map[string]int64 // node id → last alive, Unix ms by the local clock
+	forgotten map[string]bool  // nodes whose parties were marked offline when they fell silent
+	unsub     func()
 }
 
 func newCluster(h *hub, bus Bus, node string) (*cluster, error) {
-	cl := &cluster{h: h, bus: bus, node: node, seen: map[string]int64{}}
+	cl := &cluster{h: h, bus: bus, node: node, seen: map[string]int64{}, forgotten: map[string]bool{}}
 	unsub, err := bus.Subscribe("nodes", cl.onNodes)
 	if err != nil {
 		return nil, err
@@ -133,7 +136,15 @@ func (cl *cluster) onNodes(data []byte) {
 	case evAlive:
 		cl.mu.Lock()
 		cl.seen[e.Node] = time.Now().UnixMilli()
+		back := cl.forgotten[e.Node]
+		delete(cl.forgotten, e.Node)
 		cl.mu.Unlock()
+		if back {
+			// A node heard again after a silence (a partition, or the bus down on one side):
+			// its parties may still be connected, so ask every room again who is online.
+			cl.h.s.log.Info("node back; resyncing presence", "node", e.Node)
+			cl.h.resync()
+		}
 	case evGone:
 		cl.mu.Lock()
 		delete(cl.seen, e.Node)
@@ -153,6 +164,7 @@ func (cl *cluster) tick() {
 		if now-at > nodeTimeout.Milliseconds() {
 			dead = append(dead, n)
 			delete(cl.seen, n)
+			cl.forgotten[n] = true
 		}
 	}
 	cl.mu.Unlock()
@@ -336,6 +348,70 @@ func (rm *room) toPeers(b []byte) {
 func (rm *room) pub(e event) {
 	if rm.cl != nil {
 		rm.cl.publish(rm.ch.ID, e)
+	}
+}
+
+// resync, after a silence on the bus, first brings every loaded room in line with storage (the
+// closes, kicks and extensions whose events were lost while the bus was cut), then asks the
+// other nodes who is online there.
+func (h *hub) resync() {
+	h.mu.Lock()
+	rooms := make([]*room, 0, len(h.rooms))
+	for _, rm := range h.rooms {
+		rooms = append(rooms, rm)
+	}
+	h.mu.Unlock()
+	ctx := context.Background()
+	for _, rm := range rooms {
+		ch, err := h.s.st.Channel(ctx, rm.ch.ID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			h.dropLocal(rm.ch.ID, protocol.ReasonRevoked)
+			continue
+		case err != nil:
+			h.s.log.Error("resync channel", "channel", rm.ch.ID, "err", err)
+		case ch.Status == protocol.StatusExpired:
+			h.dropLocal(rm.ch.ID, protocol.ReasonExpired)
+			continue
+		case ch.Status != protocol.StatusOpen:
+			h.dropLocal(rm.ch.ID, protocol.ReasonOwner)
+			continue
+		default:
+			rm.reconcile(ch)
+		}
+		rm.pub(event{K: evSync})
+	}
+}
+
+// reconcile applies the stored record ch to the room: its expiry, seats given elsewhere, and
+// seats gone (kicked elsewhere: their connections here close with 4003).
+func (rm *room) reconcile(ch Channel) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if rm.closed {
+		return
+	}
+	rm.ch.ExpiresAt = max(rm.ch.ExpiresAt, ch.ExpiresAt)
+	stored := map[string]bool{}
+	for _, p := range ch.Peers {
+		stored[p.ID] = true
+		if rm.seats[p.ID] == nil {
+			st := &seat{p: p}
+			rm.seats[p.ID] = st
+			rm.byToken[p.TokenHash] = st
+		}
+	}
+	for id, st := range rm.seats {
+		if stored[id] {
+			continue
+		}
+		delete(rm.seats, id)
+		delete(rm.byToken, st.p.TokenHash)
+		if st.conn != nil {
+			st.conn.enqueue(peerFrame(protocol.PeerInFrame{T: protocol.FrameClosed, Reason: protocol.ReasonKicked}))
+			st.conn.close(protocol.CloseKicked, "kicked")
+			st.conn = nil
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ type memBus struct {
 	mu   sync.Mutex
 	subs map[string][]*memSub
 	drop func(data []byte) bool // messages lost on the way, when set
+	cut  atomic.Bool            // every message lost (a partition)
 }
 
 type memSub struct {
@@ -28,7 +30,7 @@ type memSub struct {
 func (b *memBus) Publish(subject string, data []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.drop != nil && b.drop(data) {
+	if b.cut.Load() || b.drop != nil && b.drop(data) {
 		return nil
 	}
 	for _, s := range b.subs[subject] {
@@ -209,5 +211,49 @@ func TestTwoNodesInMemory(t *testing.T) {
 	}
 	if ev := waitEvent(t, v.Events(), client.EventClosed); ev.Reason != "kicked" {
 		t.Errorf("viewer: %+v", ev)
+	}
+}
+
+// TestPartitionHeals: while the bus is cut the nodes stop hearing each other, and after 3.5 s
+// each shows the other's parties offline; once it heals they resync and the channel goes on.
+func TestPartitionHeals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the 3.5 s node timeout")
+	}
+	bus := &memBus{}
+	urls, _ := memCluster(t, bus, nil)
+	ctx := context.Background()
+	ca, _ := client.New(client.Config{BaseURL: urls[0]})
+	pa, _ := ca.Plugin("demo", "channels")
+	ch, err := pa.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute, Page: "view"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+	waitEvent(t, ch.Events(), client.EventConnected)
+	link, _ := client.ParseSecretLink(strings.Replace(ch.Link().Reveal(), urls[0], urls[1], 1))
+	v, err := client.Join(ctx, link, client.ViewerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Leave()
+	peerEvent := func(online bool) {
+		t.Helper()
+		for {
+			if ev := waitEvent(t, ch.Events(), client.EventPeer); ev.Online == online {
+				return
+			}
+		}
+	}
+	peerEvent(true)
+	bus.cut.Store(true)
+	peerEvent(false) // node a has forgotten node b's parties
+	bus.cut.Store(false)
+	peerEvent(true) // resynced
+	if err := ch.Send(ctx, v.PeerID(), "after"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, v.Events(), client.EventMessage); string(ev.Msg) != `"after"` {
+		t.Errorf("viewer got %+v", ev)
 	}
 }
