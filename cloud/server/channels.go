@@ -197,8 +197,12 @@ func (s *Server) channelInfo(id string) handlerFunc {
 		if status == protocol.StatusOpen && ch.ExpiresAt <= s.nowMs() {
 			status = protocol.StatusExpired
 		}
+		online := status == protocol.StatusOpen && s.hub.ownerOnline(id)
+		if status == protocol.StatusOpen && !online && s.hub.cl != nil {
+			online = s.hub.ownerOnlineAnywhere(r.Context(), id)
+		}
 		writeJSON(w, http.StatusOK, protocol.ChannelInfoResponse{Status: status, Meta: ch.Meta, ChanPub: ch.ChanPub,
-			ExpiresAt: ch.ExpiresAt, OwnerOnline: status == protocol.StatusOpen && s.hub.ownerOnline(id)})
+			ExpiresAt: ch.ExpiresAt, OwnerOnline: online})
 		return nil
 	}
 }

@@ -351,6 +351,35 @@ func (rm *room) pub(e event) {
 	}
 }
 
+// syncWait bounds how long GET /v1/c/{id} waits for the other nodes to say whether they hold the
+// owner of a channel this node has not loaded.
+const syncWait = 50 * time.Millisecond
+
+// ownerOnlineAnywhere loads room id (which asks the other nodes who is online there) when it is
+// not loaded yet, and waits up to syncWait for a node to say it holds the owner. A room already
+// loaded has heard already: its answer is immediate.
+func (h *hub) ownerOnlineAnywhere(ctx context.Context, id string) bool {
+	h.mu.Lock()
+	loaded := h.rooms[id] != nil
+	h.mu.Unlock()
+	if loaded {
+		return h.ownerOnline(id)
+	}
+	if _, err := h.room(ctx, id); err != nil {
+		return false
+	}
+	deadline := time.Now().Add(syncWait)
+	for {
+		if h.ownerOnline(id) {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // resync, after a silence on the bus, first brings every loaded room in line with storage (the
 // closes, kicks and extensions whose events were lost while the bus was cut), then asks the
 // other nodes who is online there.

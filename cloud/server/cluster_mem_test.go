@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -255,5 +257,29 @@ func TestPartitionHeals(t *testing.T) {
 	}
 	if ev := waitEvent(t, v.Events(), client.EventMessage); string(ev.Msg) != `"after"` {
 		t.Errorf("viewer got %+v", ev)
+	}
+}
+
+// TestChannelInfoAcrossNodes: GET /v1/c/{id} on a node that has no party of the channel still
+// says the owner, connected to the other node, is online.
+func TestChannelInfoAcrossNodes(t *testing.T) {
+	urls, _ := memCluster(t, &memBus{}, nil)
+	ctx := context.Background()
+	ca, _ := client.New(client.Config{BaseURL: urls[0]})
+	pa, _ := ca.Plugin("demo", "channels")
+	ch, err := pa.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute, Page: "view"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+	waitEvent(t, ch.Events(), client.EventConnected)
+	res, err := http.Get(urls[1] + "/v1/c/" + ch.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), `"ownerOnline":true`) {
+		t.Errorf("info on node b: %s", body)
 	}
 }
