@@ -121,6 +121,7 @@ type Server struct {
 	joins    *limiter
 	infos    *limiter
 	calls    *limiter
+	shared   SharedRates // with a Bus and a storage that has it: limits counted across nodes
 	hub      *hub
 
 	stopOnce sync.Once
@@ -200,6 +201,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.calls = newLimiter(functionsPolicy(cfg.Limits))
 	s.hub = newHub(s)
 	if cfg.Bus != nil {
+		s.shared, _ = cfg.Storage.(SharedRates)
 		if cfg.Node == "" {
 			cfg.Node = randomID(9)
 			s.cfg.Node = cfg.Node
@@ -418,7 +420,24 @@ func (s *Server) limit(w http.ResponseWriter, l *limiter, key string) error {
 	if l.policy.Quota <= 0 {
 		return nil
 	}
-	ok, remaining, reset := l.allow(key, s.nowMs())
+	var ok bool
+	var remaining int
+	var reset int64
+	if s.shared != nil && l != s.requests {
+		// Counted in the shared storage, so every node's requests count. The per-device
+		// request limit stays per node: it applies to every store request, and a round trip
+		// more on each would halve the store's rate.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var err error
+		ok, remaining, reset, err = l.allowShared(ctx, s.shared, key, s.nowMs())
+		cancel()
+		if err != nil {
+			s.log.Warn("shared rate limit; counting on this node", "limit", l.policy.Name, "err", err)
+			ok, remaining, reset = l.allow(key, s.nowMs())
+		}
+	} else {
+		ok, remaining, reset = l.allow(key, s.nowMs())
+	}
 	l.headers(w.Header(), remaining, reset, !ok)
 	if !ok {
 		e := errf(protocol.CodeRateLimited, "over the %s rate limit: %d per %d s", l.policy.Name, l.policy.Quota, int64(l.policy.Window/time.Second))

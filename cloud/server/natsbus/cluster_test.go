@@ -474,3 +474,26 @@ func (l *trackingListener) dropAll() {
 	}
 	clear(l.conns)
 }
+
+// TestRateLimitsAcrossNodes: the per-IP registration limit counts the registrations of every
+// node (PostgreSQL's shared windows): 3 per hour in all, whichever node they go to.
+func TestRateLimitsAcrossNodes(t *testing.T) {
+	a, b := twoNodes(t, func(c *server.Config) {
+		c.Registrations = server.RatePolicy{Name: "register", Quota: 3, Window: time.Hour}
+	})
+	var results []string
+	for _, base := range []string{a.URL, b.URL, a.URL, b.URL, a.URL} {
+		_, err := newClient(t, base, nil).Device(context.Background())
+		switch {
+		case err == nil:
+			results = append(results, "ok")
+		case client.IsCode(err, "rate_limited"):
+			results = append(results, "429")
+		default:
+			t.Fatalf("register: %v", err)
+		}
+	}
+	if got := strings.Join(results, " "); got != "ok ok ok 429 429" {
+		t.Errorf("registrations through a, b, a, b, a: %s", got)
+	}
+}

@@ -56,6 +56,9 @@ var schema = []string{
 		channel TEXT NOT NULL, slot TEXT COLLATE "C" NOT NULL, env TEXT NOT NULL, expires_at BIGINT NOT NULL,
 		PRIMARY KEY (channel, slot))`,
 	`CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, v TEXT NOT NULL)`,
+	// rate_windows: the shared fixed-window counters of the request limits (server.SharedRates).
+	`CREATE TABLE IF NOT EXISTS rate_windows (
+		name TEXT NOT NULL, k TEXT NOT NULL, start_ms BIGINT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (name, k))`,
 	// harness_store_put: code 0 with the new version, 1 If-Match failed, 2 over the keys, 3
 	// over the bytes. The namespace row is locked first (the upsert takes its row lock).
 	`CREATE OR REPLACE FUNCTION harness_store_put(p_dev TEXT, p_plg TEXT, p_k TEXT, p_v TEXT, p_size BIGINT,
@@ -561,6 +564,7 @@ func (s *Store) Sweep(ctx context.Context, now int64) error {
 				UPDATE store_ns s SET n = s.n - a.n, bytes = s.bytes - a.b FROM a
 				WHERE s.device = a.device AND s.plugin = a.plugin`, now},
 			{`DELETE FROM auth_nonces WHERE until_ms <= $1`, now},
+			{`DELETE FROM rate_windows WHERE start_ms < $1`, now - rateRetentionMs},
 			{`DELETE FROM mailbox WHERE expires_at <= $1`, now},
 		} {
 			if _, err := tx.Exec(ctx, q.sql, q.at); err != nil {
@@ -571,4 +575,24 @@ func (s *Store) Sweep(ctx context.Context, now int64) error {
 	})
 }
 
-var _ server.Storage = (*Store)(nil)
+// rateRetentionMs is how long a rate window's counter is kept: longer than any window.
+const rateRetentionMs = 24 * 60 * 60 * 1000
+
+// CountRate implements server.SharedRates in one statement: the window's counter starts at 1 or
+// goes up by one, for every node alike.
+func (s *Store) CountRate(ctx context.Context, name, key string, windowMs, now int64) (int64, error) {
+	if windowMs <= 0 {
+		return 0, fmt.Errorf("rate window %d ms", windowMs)
+	}
+	var n int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO rate_windows AS r (name, k, start_ms, n) VALUES ($1, $2, $3, 1)
+		ON CONFLICT (name, k) DO UPDATE SET n = CASE WHEN r.start_ms = excluded.start_ms THEN r.n + 1 ELSE 1 END,
+			start_ms = excluded.start_ms
+		RETURNING n`, name, key, now-now%windowMs).Scan(&n)
+	return n, err
+}
+
+var (
+	_ server.Storage     = (*Store)(nil)
+	_ server.SharedRates = (*Store)(nil)
+)

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,5 +48,29 @@ func TestOpenBadDSN(t *testing.T) {
 			st.Close()
 			t.Errorf("%q: no error", dsn)
 		}
+	}
+}
+
+// TestCountRate: one counter per (name, key) and window, shared by every Store on the database,
+// starting again in the next window.
+func TestCountRate(t *testing.T) {
+	dsn := enginetest.Postgres(t)
+	a, b := open(t, dsn), open(t, dsn)
+	ctx := context.Background()
+	var got []int64
+	for i, st := range []*pgstore.Store{a, b, a, b} {
+		n, err := st.CountRate(ctx, "register", "1.2.3.4", 60_000, 120_000+int64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	other, _ := a.CountRate(ctx, "register", "5.6.7.8", 60_000, 120_000)
+	next, _ := b.CountRate(ctx, "register", "1.2.3.4", 60_000, 180_000)
+	if fmt.Sprint(got, other, next) != "[1 2 3 4] 1 1" {
+		t.Errorf("counts %v, other key %d, next window %d", got, other, next)
+	}
+	if _, err := a.CountRate(ctx, "x", "k", 0, 1); err == nil {
+		t.Error("a zero window was accepted")
 	}
 }
