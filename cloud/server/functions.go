@@ -33,6 +33,10 @@ type FunctionCall struct {
 	Caller string               // caller.id: the per-plugin pseudonym of the device
 	Device string               // the device id, for the caller's server KV; never shown to the function
 	Input  json.RawMessage      // the request's input, or nil
+	// Version is the request's function version (the major version of the document the
+	// caller expects), 0 when not given: a runner answers conflict when the consented document
+	// has another.
+	Version int64
 }
 
 // maxFunctionRequest bounds the body of POST /v1/fn/…: the input of a function, like a tool's.
@@ -62,7 +66,8 @@ func (s *Server) callFunction(plugin, name string) handlerFunc {
 			return err
 		}
 		out, err := s.cfg.Functions.Call(r.Context(), FunctionCall{Plugin: plugin, Name: name,
-			Doc: protocol.DocumentRef{Link: c.Doc, Hash: c.Hash}, Caller: s.callerID(c.Sub, plugin), Device: c.Sub, Input: req.Input})
+			Doc: protocol.DocumentRef{Link: c.Doc, Hash: c.Hash}, Caller: s.callerID(c.Sub, plugin), Device: c.Sub, Input: req.Input,
+			Version: version(req.Version)})
 		if err != nil {
 			return err
 		}
@@ -100,4 +105,11 @@ func (s *Server) listedFunctions() []protocol.MetaFunction {
 		return l
 	}
 	return []protocol.MetaFunction{}
+}
+
+func version(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

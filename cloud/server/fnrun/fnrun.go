@@ -283,6 +283,9 @@ func (r *Runner) Call(ctx context.Context, c server.FunctionCall) (json.RawMessa
 	if sf == nil {
 		return nil, wireErr(protocol.CodeNotFound, "plugin "+c.Plugin+" has no server function "+c.Name)
 	}
+	if v := major(p.Manifest.Version); c.Version != 0 && c.Version != v {
+		return nil, wireErr(protocol.CodeConflict, fmt.Sprintf("%s@%d: the consented document has version %d of its functions", c.Name, c.Version, v))
+	}
 	var input any
 	if len(c.Input) > 0 {
 		if input, err = expr.FromJSON(c.Input); err != nil {

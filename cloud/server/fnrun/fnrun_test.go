@@ -350,6 +350,9 @@ func TestOpenPolicy(t *testing.T) {
 		{"/v1/fn/fndemo/hello", "not an object", 400},
 		{"/v1/fn/other/hello", map[string]any{}, 403},
 		{"/v1/fn/fndemo/bad-name", map[string]any{}, 404},
+		{"/v1/fn/fndemo/hello", map[string]any{"input": map[string]any{"name": "a"}, "version": 1}, 409},
+		{"/v1/fn/fndemo/hello", map[string]any{"input": map[string]any{"name": "a"}, "version": 2}, 200},
+		{"/v1/fn/fndemo/hello", map[string]any{"version": 0}, 400},
 	} {
 		if r := e.do("POST", c.path, tok, c.body); r.status != c.status {
 			t.Errorf("%s %v: %d %s, want %d", c.path, c.body, r.status, r.body, c.status)
