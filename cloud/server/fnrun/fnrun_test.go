@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/cloud/server/fnrun"
@@ -483,3 +484,35 @@ func TestParse(t *testing.T) {
 func nowMs() int64 { return timeNow().UnixMilli() }
 
 var timeNow = time.Now
+
+// TestClientCall: the device library's Plugin.Call with the consented document set, against a
+// server with functions and one without.
+func TestClientCall(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, fnrun.PolicyOpen, nil)
+	c, err := client.New(client.Config{BaseURL: e.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := c.Plugin("fndemo", "functions")
+	if _, err := p.Call(ctx, "hello", map[string]string{"name": "zoe"}); !client.IsCode(err, protocol.CodeBadRequest) {
+		t.Errorf("without a document: %v", err)
+	}
+	if err := p.SetDocument(protocol.DocumentRef{Link: link, Hash: "md5:x"}); err == nil {
+		t.Error("a bad hash was accepted")
+	}
+	if err := p.SetDocument(*e.ref()); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Call(ctx, "hello", map[string]string{"name": "zoe"})
+	if err != nil || !strings.Contains(string(out), `"hi":"zoe"`) {
+		t.Errorf("call: %s %v", out, err)
+	}
+	off := newEnv(t, fnrun.PolicyOff, nil)
+	c2, _ := client.New(client.Config{BaseURL: off.url})
+	p2, _ := c2.Plugin("fndemo", "functions")
+	p2.SetDocument(*off.ref())
+	if _, err := p2.Call(ctx, "hello", nil); !client.IsCode(err, protocol.CodeUnsupported) {
+		t.Errorf("functions off: %v", err)
+	}
+}
