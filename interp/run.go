@@ -213,6 +213,8 @@ type run struct {
 	// error when the run does not stop by itself.
 	current atomic.Pointer[plugin.Step]
 
+	srv *serverRun // set when the run is a server function's (RunServer)
+
 	mu      sync.Mutex
 	replyAt map[string]string     // let name → URL of the reply it holds (for extract's url pipe)
 	docURL  map[*html.Node]string // parsed reply document → its URL
@@ -226,6 +228,7 @@ type toolCtx struct {
 	input *expr.Object
 	lets  map[string]bool // every name some step of t binds
 	now   float64
+	srv   *serverRun // a server function's secrets and caller; nil for a tool
 }
 
 // scope is the variables of one level of a run (SPEC-DECISIONS §4): a tool
@@ -259,6 +262,10 @@ func (s *scope) Lookup(name string) (any, bool) {
 		return tc.t.AllConstants, true
 	case "now":
 		return tc.now, true
+	case "secrets", "caller":
+		if tc.srv != nil {
+			return tc.srv.lookup(name), true
+		}
 	}
 	if tc.t.AllConstants != nil {
 		if v, ok := tc.t.AllConstants.Get(name); ok {
@@ -298,7 +305,7 @@ func (r *run) callTool(ctx context.Context, t *plugin.Tool, input any, depth int
 	if err != nil {
 		return nil, err
 	}
-	tc := &toolCtx{t: t, input: in, lets: map[string]bool{}, now: float64(r.now.UnixMilli())}
+	tc := &toolCtx{t: t, input: in, lets: map[string]bool{}, now: float64(r.now.UnixMilli()), srv: r.srv}
 	collectLets(t.Steps, tc.lets)
 	s := &scope{tc: tc, names: map[string]any{}}
 	if _, err := r.runSteps(ctx, s, t.Steps, depth); err != nil {
@@ -591,6 +598,9 @@ func (r *run) call(ctx context.Context, s *scope, st *plugin.Step, depth int) (a
 // op's effect is within the tool's (seed 004 "Host abilities").
 func (r *run) ability(ctx context.Context, s *scope, st *plugin.Step) (any, error) {
 	t := s.tc.t
+	if r.srv != nil {
+		return r.serverAbility(ctx, s, st)
+	}
 	op, ok := plugin.LookupAbility(st.Ability)
 	if !ok {
 		return nil, errf(KindAbility, "ability %s: unknown ability", st.Ability)

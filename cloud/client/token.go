@@ -22,6 +22,7 @@ type Plugin struct {
 	c        *Client
 	id       string
 	services []string
+	doc      *protocol.DocumentRef // the consented document, sent with the functions service
 
 	mu      sync.Mutex
 	token   string
@@ -134,6 +135,9 @@ func (p *Plugin) mint(ctx context.Context) (string, time.Time, error) {
 			Ts:       p.c.serverNow().UnixMilli(),
 			Nonce:    protocol.B64.EncodeToString(nonce[:]),
 		}
+		p.mu.Lock()
+		req.Document = p.doc
+		p.mu.Unlock()
 		protocol.SignAuthChallenge(dev.Sign, &req)
 		var resp protocol.AuthTokenResponse
 		h, err := doJSON(ctx, p.c.hc, p.c.origin, http.MethodPost, "/v1/auth/token", "", nil, &req, &resp)

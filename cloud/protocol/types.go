@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ProtocolVersion is MetaResponse.protocol.
@@ -165,11 +166,53 @@ type AuthTokenRequest struct {
 	Ts       int64    `json:"ts"`
 	Nonce    string   `json:"nonce"`
 	Sig      string   `json:"sig"`
+	// Document is the plugin document the person consented to, required with the functions
+	// service (seed 003 “服务端函数”: the token records the consented document, link and
+	// content hash, and the server runs only that version). Not part of the signed challenge:
+	// the token it yields is bound to it by the server's MAC.
+	Document *DocumentRef `json:"document,omitempty"`
+}
+
+// DocumentRef names one version of a plugin document: its install link and its content hash
+// ("sha256:" and 64 hex digits, plugin.ContentHash).
+type DocumentRef struct {
+	Link string `json:"link"`
+	Hash string `json:"hash"`
+}
+
+// Validate checks a link of 1–2048 characters and a "sha256:" hash of 64 lowercase hex digits.
+func (d *DocumentRef) Validate() error {
+	if n := len(d.Link); n < 1 || n > 2048 {
+		return fieldErr("document.link", "must be 1–2048 characters")
+	}
+	if !ValidContentHash(d.Hash) {
+		return fieldErr("document.hash", "must be sha256: and 64 lowercase hex digits")
+	}
+	return nil
+}
+
+// ValidContentHash reports whether s is "sha256:" and 64 lowercase hex digits.
+func ValidContentHash(s string) bool {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Validate checks aud `^https?:\/\/[a-z0-9.\-:[\]]+$`, the ids, at least one known service,
 // ts ≥ 0, a Nonce16 and a Sig64.
 func (r *AuthTokenRequest) Validate() error {
+	if r.Document != nil {
+		if err := r.Document.Validate(); err != nil {
+			return err
+		}
+	}
 	if !validAud(r.Aud) {
 		return fieldErr("aud", `must match ^https?:\/\/[a-z0-9.\-:[\]]+$`)
 	}

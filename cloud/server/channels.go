@@ -88,6 +88,7 @@ func (s *Server) extendChannel(id string) handlerFunc {
 			return err
 		}
 		rm.ch.ExpiresAt = exp
+		rm.pub(event{K: evExtend, At: exp})
 		b := peerFrame(protocol.PeerInFrame{T: protocol.FrameExtended, ExpiresAt: exp})
 		for _, st := range rm.seats {
 			if st.conn != nil {
@@ -196,8 +197,12 @@ func (s *Server) channelInfo(id string) handlerFunc {
 		if status == protocol.StatusOpen && ch.ExpiresAt <= s.nowMs() {
 			status = protocol.StatusExpired
 		}
+		online := status == protocol.StatusOpen && s.hub.ownerOnline(id)
+		if status == protocol.StatusOpen && !online && s.hub.cl != nil {
+			online = s.hub.ownerOnlineAnywhere(r.Context(), id)
+		}
 		writeJSON(w, http.StatusOK, protocol.ChannelInfoResponse{Status: status, Meta: ch.Meta, ChanPub: ch.ChanPub,
-			ExpiresAt: ch.ExpiresAt, OwnerOnline: status == protocol.StatusOpen && s.hub.ownerOnline(id)})
+			ExpiresAt: ch.ExpiresAt, OwnerOnline: online})
 		return nil
 	}
 }
@@ -243,6 +248,7 @@ func (s *Server) joinChannel(id string) handlerFunc {
 		st := &seat{p: p}
 		rm.seats[p.ID] = st
 		rm.byToken[p.TokenHash] = st
+		rm.pub(event{K: evJoin, Peer: p.ID, Pub: p.Pub, Tok: p.TokenHash, At: now})
 		if rm.owner != nil {
 			rm.owner.enqueue(ownerFrame(protocol.OwnerInFrame{T: protocol.FrameJoin, PeerID: p.ID, PeerPub: p.Pub, At: now}))
 		}
@@ -265,6 +271,12 @@ func (s *Server) peerSeat(r *http.Request, id string) (*room, *seat, error) {
 		return nil, nil, err
 	}
 	st := rm.seatByToken(sha256B64(tok))
+	if st == nil && s.hub.cl != nil {
+		// A seat given by another node whose join event has not arrived (or was lost).
+		if ch, p, err := s.st.PeerByToken(r.Context(), sha256B64(tok)); err == nil && ch == id {
+			st = rm.addSeat(p)
+		}
+	}
 	if st == nil {
 		return nil, nil, errf(protocol.CodeUnauthorized, "unknown peer token (kicked, or for another channel)")
 	}

@@ -14,8 +14,19 @@ import (
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
 
-// services is what this provider offers; push, files and functions answer 501 unsupported.
+// services is what this provider offers; push and files answer 501 unsupported, and functions
+// too unless Config.Functions is set (see offered).
 var services = []string{protocol.ServiceStore, protocol.ServiceChannels}
+
+var servicesWithFunctions = []string{protocol.ServiceStore, protocol.ServiceChannels, protocol.ServiceFunctions}
+
+// offered is the services this server offers.
+func (s *Server) offered() []string {
+	if s.cfg.Functions != nil {
+		return servicesWithFunctions
+	}
+	return services
+}
 
 // powSalt is the salt of the given rotation epoch: HMAC(server secret, epoch), 16 bytes in
 // base64url. Deriving it means no salt state to store, and a restart keeps the current salt.
@@ -36,11 +47,11 @@ func (s *Server) getMeta(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, protocol.MetaResponse{
 		Protocol:  protocol.ProtocolVersion,
-		Services:  services,
+		Services:  s.offered(),
 		Limits:    s.cfg.Limits,
 		Pow:       protocol.MetaPow{Difficulty: s.cfg.PowDifficulty, Salt: s.powSalt(s.saltEpoch())},
 		Pages:     pages,
-		Functions: []protocol.MetaFunction{},
+		Functions: s.listedFunctions(),
 		Operator:  s.cfg.Operator,
 	})
 	return nil
@@ -89,6 +100,10 @@ type tokenClaims struct {
 	Plg string   `json:"plg"`
 	Svc []string `json:"svc"`
 	Exp int64    `json:"exp"`
+	// Doc and Hash are the consented document (link and content hash) of a token with the
+	// functions service: the only version POST /v1/fn runs for it.
+	Doc  string `json:"doc,omitempty"`
+	Hash string `json:"hash,omitempty"`
 }
 
 const tokenPrefix = "pt1."
@@ -171,9 +186,12 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		return errf(protocol.CodeUnauthorized, "ts is %d ms from the server's clock; the limit is ±%d", d, protocol.AuthSkewMs)
 	}
 	for _, svc := range req.Services {
-		if !slices.Contains(services, svc) {
+		if !slices.Contains(s.offered(), svc) {
 			return errf(protocol.CodeUnsupported, "the %s service is not offered by this provider", svc)
 		}
+	}
+	if slices.Contains(req.Services, protocol.ServiceFunctions) && req.Document == nil {
+		return errf(protocol.CodeBadRequest, "document: the functions service needs the consented document (link and hash)")
 	}
 	dev, err := s.st.Device(r.Context(), req.DeviceID)
 	if errors.Is(err, ErrNotFound) {
@@ -196,7 +214,11 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	exp := now + protocol.TokenTTLms
-	tok := s.mintToken(tokenClaims{Sub: dev.ID, Plg: req.Plugin, Svc: protocol.NormalizeServices(req.Services), Exp: exp})
+	claims := tokenClaims{Sub: dev.ID, Plg: req.Plugin, Svc: protocol.NormalizeServices(req.Services), Exp: exp}
+	if req.Document != nil && slices.Contains(claims.Svc, protocol.ServiceFunctions) {
+		claims.Doc, claims.Hash = req.Document.Link, req.Document.Hash
+	}
+	tok := s.mintToken(claims)
 	writeJSON(w, http.StatusOK, protocol.AuthTokenResponse{Token: tok, ExpiresAt: exp})
 	return nil
 }

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
@@ -61,6 +63,11 @@ type seat struct {
 	p    Peer
 	conn *conn
 	rate frameRate
+	at   int64 // when conn attached, Unix ns: the newer of two connections wins
+
+	// remote is the node holding the seat's connection when it is not here ("" for none).
+	remote   string
+	remoteAt int64
 }
 
 // room is an open channel with its live parties. Its mutex guards everything in it; the hub's
@@ -73,11 +80,20 @@ type room struct {
 	ownerRate frameRate
 	seats     map[string]*seat // by peer id
 	byToken   map[string]*seat // by token hash
+	ownerAt   int64            // when owner attached, Unix ns
+
+	// With several nodes: the bus, this room's subscription, and the node holding the owner's
+	// connection when it is not here ("" for none).
+	cl            *cluster
+	unsub         func()
+	remoteOwner   string
+	remoteOwnerAt int64
 }
 
 // hub is the relay: the open channels that have been touched since start, by id.
 type hub struct {
 	s     *Server
+	cl    *cluster // nil on a single node
 	mu    sync.Mutex
 	rooms map[string]*room
 }
@@ -99,27 +115,43 @@ func (h *hub) room(ctx context.Context, id string) (*room, error) {
 		h.mu.Unlock()
 		if expired { // between two sweeps: expire it now rather than serve it
 			h.expire(ctx, now)
-			return nil, errf(protocol.CodeGone, "the channel is expired")
+			h.mu.Lock()
+			still := h.rooms[id] == rm // extended on another node (see recheckExpiry)
+			h.mu.Unlock()
+			if !still {
+				return nil, errf(protocol.CodeGone, "the channel is expired")
+			}
 		}
 		return rm, nil
 	}
 	defer h.mu.Unlock()
+	unsub := func() {}
+	if h.cl != nil {
+		var err error
+		if unsub, err = h.cl.subscribe(id); err != nil {
+			return nil, fmt.Errorf("bus: %w", err)
+		}
+	}
 	ch, err := h.s.st.Channel(ctx, id)
 	if errors.Is(err, ErrNotFound) {
+		unsub()
 		return nil, errf(protocol.CodeNotFound, "no channel %q", id)
 	} else if err != nil {
+		unsub()
 		return nil, err
 	}
 	if ch.Status != protocol.StatusOpen {
+		unsub()
 		return nil, errf(protocol.CodeGone, "the channel is %s", ch.Status)
 	}
 	if ch.ExpiresAt <= now {
+		unsub()
 		if err := h.s.st.SetChannelStatus(ctx, id, protocol.StatusExpired); err != nil {
 			return nil, err
 		}
 		return nil, errf(protocol.CodeGone, "the channel is expired")
 	}
-	rm := &room{ch: ch, seats: map[string]*seat{}, byToken: map[string]*seat{}}
+	rm := &room{ch: ch, seats: map[string]*seat{}, byToken: map[string]*seat{}, cl: h.cl, unsub: unsub}
 	for _, p := range ch.Peers {
 		st := &seat{p: p}
 		rm.seats[p.ID] = st
@@ -127,6 +159,7 @@ func (h *hub) room(ctx context.Context, id string) (*room, error) {
 	}
 	rm.ch.Peers = nil
 	h.rooms[id] = rm
+	rm.pub(event{K: evSync}) // the other nodes answer with who is online there
 	return rm, nil
 }
 
@@ -140,12 +173,20 @@ func (h *hub) ownerOnline(id string) bool {
 	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
-	return rm.owner != nil
+	return rm.owner != nil || rm.remoteOwner != ""
 }
 
-// dropRoom forgets a room and closes it for everyone with reason (the storage record is the
-// caller's to update).
+// dropRoom forgets a room and closes it for everyone with reason, on every node (the storage
+// record is the caller's to update).
 func (h *hub) dropRoom(id, reason string) {
+	if h.cl != nil {
+		h.cl.publish(id, event{K: evClosed, Reason: reason})
+	}
+	h.dropLocal(id, reason)
+}
+
+// dropLocal forgets a room and closes it for the parties connected to this node.
+func (h *hub) dropLocal(id, reason string) {
 	h.mu.Lock()
 	rm := h.rooms[id]
 	delete(h.rooms, id)
@@ -157,6 +198,9 @@ func (h *hub) dropRoom(id, reason string) {
 
 // expire closes every loaded room whose expiry has passed.
 func (h *hub) expire(ctx context.Context, now int64) {
+	if h.cl != nil {
+		h.recheckExpiry(ctx, now)
+	}
 	var due []*room
 	h.mu.Lock()
 	for id, rm := range h.rooms {
@@ -173,6 +217,30 @@ func (h *hub) expire(ctx context.Context, now int64) {
 			h.s.log.Error("expire channel", "channel", rm.ch.ID, "err", err)
 		}
 		rm.closeAll(protocol.ReasonExpired)
+	}
+}
+
+// recheckExpiry, with several nodes, reads the stored expiry of every loaded room that seems
+// due before it is expired: another node may have extended the channel (its event lost or still
+// in flight), and the stored record is the truth.
+func (h *hub) recheckExpiry(ctx context.Context, now int64) {
+	var due []*room
+	h.mu.Lock()
+	for _, rm := range h.rooms {
+		rm.mu.Lock()
+		if rm.ch.ExpiresAt <= now {
+			due = append(due, rm)
+		}
+		rm.mu.Unlock()
+	}
+	h.mu.Unlock()
+	for _, rm := range due {
+		ch, err := h.s.st.Channel(ctx, rm.ch.ID)
+		if err == nil && ch.Status == protocol.StatusOpen && ch.ExpiresAt > now {
+			rm.mu.Lock()
+			rm.ch.ExpiresAt = max(rm.ch.ExpiresAt, ch.ExpiresAt)
+			rm.mu.Unlock()
+		}
 	}
 }
 
@@ -215,6 +283,9 @@ func (rm *room) closeAll(reason string) {
 		return
 	}
 	rm.closed = true
+	if rm.unsub != nil {
+		rm.unsub()
+	}
 	if rm.owner != nil {
 		rm.owner.enqueue(ownerFrame(protocol.OwnerInFrame{T: protocol.FrameClosed, Reason: reason}))
 		rm.owner.close(protocol.CloseClosed, "channel "+reason)
@@ -238,16 +309,21 @@ func (rm *room) attachOwner(c *conn, now int64) bool {
 	if rm.closed {
 		return false
 	}
-	wasOnline := rm.owner != nil
+	wasOnline := rm.owner != nil || rm.remoteOwner != ""
 	if rm.owner != nil {
 		rm.owner.close(protocol.CloseReplaced, "replaced by a newer connection")
 	}
 	rm.owner = c
+	rm.ownerAt = time.Now().UnixNano()
+	if rm.remoteOwner != "" { // one owner socket: the other node closes its own
+		rm.remoteOwner = ""
+	}
+	rm.pub(event{K: evOwner, On: true, At: rm.ownerAt})
 	hello := protocol.OwnerInFrame{T: protocol.FrameHello, ID: rm.ch.ID, ExpiresAt: rm.ch.ExpiresAt,
 		Peers: make([]protocol.PeerSummary, 0, len(rm.seats))}
 	for _, st := range rm.seats {
 		hello.Peers = append(hello.Peers, protocol.PeerSummary{PeerID: st.p.ID, PeerPub: st.p.Pub,
-			JoinedAt: st.p.JoinedAt, Online: st.conn != nil})
+			JoinedAt: st.p.JoinedAt, Online: st.conn != nil || st.remote != ""})
 	}
 	sortPeers(hello.Peers)
 	c.enqueue(ownerFrame(hello))
@@ -279,12 +355,11 @@ func (rm *room) detachOwner(c *conn) {
 		return
 	}
 	rm.owner = nil
-	b := peerFrame(protocol.PeerInFrame{T: protocol.FrameOwner, Online: false})
-	for _, st := range rm.seats {
-		if st.conn != nil {
-			st.conn.enqueue(b)
-		}
+	rm.pub(event{K: evOwner, On: false})
+	if rm.remoteOwner != "" {
+		return
 	}
+	rm.toPeers(peerFrame(protocol.PeerInFrame{T: protocol.FrameOwner, Online: false}))
 }
 
 // attachPeer makes c the connection of the seat with this token hash, replacing (4009) an older
@@ -298,12 +373,15 @@ func (rm *room) attachPeer(tokenHash string, c *conn, now int64) *seat {
 	}
 	if st.conn != nil {
 		st.conn.close(protocol.CloseReplaced, "replaced by a newer connection")
-	} else if rm.owner != nil {
+	} else if rm.owner != nil && st.remote == "" {
 		rm.owner.enqueue(ownerFrame(protocol.OwnerInFrame{T: protocol.FramePeer, PeerID: st.p.ID, Online: true, At: now}))
 	}
 	st.conn = c
+	st.at = time.Now().UnixNano()
+	st.remote = "" // one socket per seat: the other node closes its own
+	rm.pub(event{K: evPeer, Peer: st.p.ID, On: true, At: st.at})
 	c.enqueue(peerFrame(protocol.PeerInFrame{T: protocol.FrameHello, PeerID: st.p.ID,
-		OwnerOnline: rm.owner != nil, ExpiresAt: rm.ch.ExpiresAt}))
+		OwnerOnline: rm.owner != nil || rm.remoteOwner != "", ExpiresAt: rm.ch.ExpiresAt}))
 	return st
 }
 
@@ -315,9 +393,29 @@ func (rm *room) detachPeer(st *seat, c *conn, now int64) {
 		return
 	}
 	st.conn = nil
-	if rm.owner != nil && rm.seats[st.p.ID] == st {
+	if rm.seats[st.p.ID] == st {
+		rm.pub(event{K: evPeer, Peer: st.p.ID, On: false})
+	}
+	if rm.owner != nil && rm.seats[st.p.ID] == st && st.remote == "" {
 		rm.owner.enqueue(ownerFrame(protocol.OwnerInFrame{T: protocol.FramePeer, PeerID: st.p.ID, Online: false, At: now}))
 	}
+}
+
+// addSeat adds p's seat if the room does not have it yet, and returns the room's seat for p;
+// nil when the room is closed.
+func (rm *room) addSeat(p Peer) *seat {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if rm.closed {
+		return nil
+	}
+	if st := rm.seats[p.ID]; st != nil {
+		return st
+	}
+	st := &seat{p: p}
+	rm.seats[p.ID] = st
+	rm.byToken[p.TokenHash] = st
+	return st
 }
 
 // seatByToken finds a seat by its token hash.
@@ -358,11 +456,16 @@ func (s *Server) relayOwnerFrame(rm *room, data []byte) []byte {
 		if st == nil {
 			return ownerError(protocol.CodeNotFound, "no peer "+f.To)
 		}
-		if st.conn == nil {
+		if st.conn == nil && st.remote == "" {
 			return ownerError(protocol.CodeConflict, "peer "+f.To+" is offline; use the mailbox")
 		}
 		out := protocol.PeerInFrame{T: protocol.FrameMsg, Env: f.Env}
-		if !st.conn.offer(out.AppendJSON(make([]byte, 0, len(f.Env.N)+len(f.Env.C)+40))) {
+		b := out.AppendJSON(make([]byte, 0, len(f.Env.N)+len(f.Env.C)+40))
+		if st.conn == nil {
+			rm.pub(event{K: evToPeer, Peer: st.p.ID, Frame: b})
+			return nil
+		}
+		if !st.conn.offer(b) {
 			return ownerError(protocol.CodeRateLimited, "peer "+f.To+" is not reading fast enough; frame dropped")
 		}
 	case protocol.FrameKick:
@@ -376,6 +479,7 @@ func (s *Server) relayOwnerFrame(rm *room, data []byte) []byte {
 		}
 		delete(rm.seats, st.p.ID)
 		delete(rm.byToken, st.p.TokenHash)
+		rm.pub(event{K: evKick, Peer: st.p.ID})
 		if st.conn != nil {
 			st.conn.enqueue(peerFrame(protocol.PeerInFrame{T: protocol.FrameClosed, Reason: protocol.ReasonKicked}))
 			st.conn.close(protocol.CloseKicked, "kicked")
@@ -413,12 +517,17 @@ func (s *Server) relayPeerFrame(rm *room, st *seat, data []byte) (*protocol.Erro
 			e := errf(protocol.CodePayloadTooLarge, "frame ciphertext is %d bytes, the limit is %d", n, lim.FrameBytes)
 			return e, peerError(e.Code, e.Message)
 		}
-		if rm.owner == nil {
+		if rm.owner == nil && rm.remoteOwner == "" {
 			e := errf(protocol.CodeConflict, "the owner is offline")
 			return e, peerError(e.Code, e.Message)
 		}
 		out := protocol.OwnerInFrame{T: protocol.FrameMsg, PeerID: st.p.ID, Env: f.Env}
-		if !rm.owner.offer(out.AppendJSON(make([]byte, 0, len(st.p.ID)+len(f.Env.N)+len(f.Env.C)+56))) {
+		b := out.AppendJSON(make([]byte, 0, len(st.p.ID)+len(f.Env.N)+len(f.Env.C)+56))
+		if rm.owner == nil {
+			rm.pub(event{K: evToOwner, Peer: st.p.ID, Frame: b})
+			return nil, nil
+		}
+		if !rm.owner.offer(b) {
 			e := errf(protocol.CodeRateLimited, "the owner is not reading fast enough; frame dropped")
 			e.RetryAfterS = 1
 			return e, peerError(e.Code, e.Message)

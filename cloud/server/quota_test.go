@@ -3,80 +3,12 @@ package server
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
-
-// TestDeviceQuota: a device that spreads its values over plugin names of its own choosing is
-// held to the device-wide bytes and plugin count, on every Storage; replacing a value, a
-// plugin whose values all expired or were deleted, and another device are counted right.
-func TestDeviceQuota(t *testing.T) {
-	for _, s := range storages {
-		t.Run(s.name, func(t *testing.T) {
-			st := s.open(t)
-			defer st.Close()
-			ctx := context.Background()
-			q := StoreQuota{StoreLimits: protocol.StoreLimits{MaxBytes: 1000, MaxKeys: 10, MaxValueBytes: 500},
-				Device: DeviceStoreLimits{MaxBytes: 250, MaxPlugins: 3}}
-			val := json.RawMessage(`"` + strings.Repeat("x", 98) + `"`) // 100 bytes, 101 with key "k"
-			put := func(dev, plugin, key string, v json.RawMessage, exp, now int64) string {
-				_, err := st.StorePut(ctx, Namespace{dev, plugin}, StoreItem{Key: key, Value: v, ExpiresAt: exp}, nil, q, now)
-				var qe *QuotaError
-				if errors.As(err, &qe) {
-					return qe.Limit
-				} else if err != nil {
-					t.Fatal(err)
-				}
-				return "ok"
-			}
-			steps := []struct {
-				dev, plugin, key string
-				v                json.RawMessage
-				exp, now         int64
-				want             string
-			}{
-				{"d1", "p1", "k", val, 0, 1, "ok"},
-				{"d1", "p2", "k", val, 0, 1, "ok"},
-				{"d1", "p3", "k", val, 0, 1, "250 bytes per device"}, // 303 > 250
-				{"d1", "p1", "k", val, 0, 1, "ok"},                   // a replacement adds nothing
-				{"d1", "p3", "k", json.RawMessage(`1`), 0, 1, "ok"},  // small: 204
-				{"d1", "p4", "k", json.RawMessage(`1`), 0, 1, "3 plugins per device"},
-				{"d2", "p4", "k", val, 0, 1, "ok"}, // another device
-				{"d1", "p3", "k2", json.RawMessage(`2`), 0, 1, "ok"},
-				{"d1", "p5", "k", json.RawMessage(`1`), 0, 1, "3 plugins per device"},
-			}
-			for i, s := range steps {
-				if got := put(s.dev, s.plugin, s.key, s.v, s.exp, s.now); got != s.want {
-					t.Fatalf("step %d (%s/%s): %s, want %s", i, s.dev, s.plugin, got, s.want)
-				}
-			}
-			// A plugin whose values are all deleted no longer counts.
-			for _, k := range []string{"k", "k2"} {
-				if err := st.StoreDelete(ctx, Namespace{"d1", "p3"}, k, 2); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if got := put("d1", "p5", "k", json.RawMessage(`1`), 0, 3); got != "ok" {
-				t.Fatalf("after emptying p3: %s", got)
-			}
-			// A plugin whose values all expired no longer counts either.
-			if got := put("d1", "p5", "k", json.RawMessage(`1`), 10, 4); got != "ok" {
-				t.Fatal(got)
-			}
-			if got := put("d1", "p6", "k", json.RawMessage(`1`), 0, 5); got != "3 plugins per device" {
-				t.Fatalf("p5 still live: %s", got)
-			}
-			if got := put("d1", "p6", "k", json.RawMessage(`1`), 0, 11); got != "ok" {
-				t.Fatalf("after p5 expired: %s", got)
-			}
-		})
-	}
-}
 
 // TestDeviceQuotaOverHTTP is the attack of issue 11: one device writes values of a
 // plugin-sized quota under one plugin name after another, through the real routes, until

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -80,6 +81,30 @@ func (l *limiter) headers(h http.Header, remaining int, resetS int64, limited bo
 	if limited {
 		h.Set("Retry-After", strconv.FormatInt(resetS, 10))
 	}
+}
+
+// SharedRates is what a Storage shared by several nodes may also implement, so that the
+// per-IP and per-device request limits count every node's requests (issue “Scale-out on existing
+// engines”: rate limits hold across nodes). cloud/server/pgstore implements it.
+type SharedRates interface {
+	// CountRate counts one event for (name, key) in the fixed window of windowMs that holds now
+	// (windows start at multiples of windowMs since the epoch) and returns the events counted in
+	// that window so far, this one included.
+	CountRate(ctx context.Context, name, key string, windowMs, now int64) (int64, error)
+}
+
+// allowShared is allow counted in shared storage: the same answers, over aligned windows.
+func (l *limiter) allowShared(ctx context.Context, sr SharedRates, key string, now int64) (ok bool, remaining int, resetS int64, err error) {
+	w := l.policy.Window.Milliseconds()
+	n, err := sr.CountRate(ctx, l.policy.Name, key, w, now)
+	if err != nil {
+		return false, 0, 0, err
+	}
+	reset := (now - now%w + w - now + 999) / 1000
+	if n > int64(l.policy.Quota) {
+		return false, 0, reset, nil
+	}
+	return true, l.policy.Quota - int(n), reset, nil
 }
 
 // frameRate is a per-party frame budget: a sliding pair of one-minute windows, no allocation.

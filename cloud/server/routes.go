@@ -139,7 +139,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-		case "fn", "push", "files":
+		case "fn":
+			if s.cfg.Functions != nil {
+				if n == 4 {
+					route(map[string]handlerFunc{"POST": s.callFunction(segs[2], segs[3])})
+					return
+				}
+				break
+			}
+			fallthrough
+		case "push", "files":
 			// Planned services (seed 003 “# 服务端函数”, “# 推送(规划中)”): 501 unsupported.
 			s.run(w, r, func(http.ResponseWriter, *http.Request) error {
 				return errf(protocol.CodeUnsupported, "the %s service is not offered by this provider", segs[1])

@@ -76,6 +76,16 @@ type Config struct {
 	// SendQueue is the number of frames queued per connection before it is dropped as too slow
 	// (default 16).
 	SendQueue int
+	// Bus, when set, makes this server one node of several sharing Storage (which must then be
+	// shared too: cloud/server/pgstore): channel frames, presence, joins, kicks, extensions and
+	// closes reach the parties connected to the other nodes through it, and the one-owner-socket
+	// and one-socket-per-seat rules and the frame rates hold across nodes. Nil: one node.
+	Bus Bus
+	// Functions runs plugin server functions (POST /v1/fn/{plugin}/{name}) under the operator's
+	// policy; nil, the default, offers none (501 unsupported), as on the official server.
+	Functions Functions
+	// Node names this node on the Bus (default: random). Two live nodes must not share a name.
+	Node string
 	// Logger receives request errors and lifecycle events; tokens are never logged. Nil
 	// discards.
 	Logger *slog.Logger
@@ -116,6 +126,8 @@ type Server struct {
 	requests *limiter
 	joins    *limiter
 	infos    *limiter
+	calls    *limiter
+	shared   SharedRates // with a Bus and a storage that has it: limits counted across nodes
 	hub      *hub
 
 	stopOnce sync.Once
@@ -198,7 +210,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	perMin := int(cfg.Limits.JoinsPerIPPerMin)
 	s.joins = newLimiter(RatePolicy{Name: "join", Quota: perMin, Window: time.Minute})
 	s.infos = newLimiter(RatePolicy{Name: "channel-info", Quota: perMin, Window: time.Minute})
+	s.calls = newLimiter(functionsPolicy(cfg.Limits))
 	s.hub = newHub(s)
+	if cfg.Bus != nil {
+		s.shared, _ = cfg.Storage.(SharedRates)
+		if cfg.Node == "" {
+			cfg.Node = randomID(9)
+			s.cfg.Node = cfg.Node
+		}
+		if s.hub.cl, err = newCluster(s.hub, cfg.Bus, cfg.Node); err != nil {
+			return nil, fmt.Errorf("cloud server: bus: %w", err)
+		}
+		s.bg.Add(1)
+		go s.aliveLoop()
+	}
 	s.bg.Add(1)
 	go s.sweepLoop()
 	return s, nil
@@ -215,10 +240,29 @@ func (s *Server) Limits() protocol.Limits { return s.cfg.Limits }
 func (s *Server) Close() {
 	s.stopOnce.Do(func() {
 		close(s.stop)
+		if s.hub.cl != nil {
+			s.hub.cl.stop()
+		}
 		s.hub.shutdown()
 	})
 	s.bg.Wait()
 	s.sockets.Wait()
+}
+
+// aliveLoop tells the other nodes every aliveEvery that this one is up, and forgets the parties
+// of nodes that have stopped saying so.
+func (s *Server) aliveLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(aliveEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.hub.cl.tick()
+		}
+	}
 }
 
 func (s *Server) sweepLoop() {
@@ -244,7 +288,7 @@ func (s *Server) Sweep(ctx context.Context) {
 	if err := s.st.Sweep(ctx, now); err != nil {
 		s.log.Error("sweep", "err", err)
 	}
-	for _, l := range []*limiter{s.reg, s.tokens, s.requests, s.joins, s.infos} {
+	for _, l := range []*limiter{s.reg, s.tokens, s.requests, s.joins, s.infos, s.calls} {
 		l.sweep(now)
 	}
 }
@@ -396,7 +440,24 @@ func (s *Server) limit(w http.ResponseWriter, l *limiter, key string) error {
 	if l.policy.Quota <= 0 {
 		return nil
 	}
-	ok, remaining, reset := l.allow(key, s.nowMs())
+	var ok bool
+	var remaining int
+	var reset int64
+	if s.shared != nil && l != s.requests {
+		// Counted in the shared storage, so every node's requests count. The per-device
+		// request limit stays per node: it applies to every store request, and a round trip
+		// more on each would halve the store's rate.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var err error
+		ok, remaining, reset, err = l.allowShared(ctx, s.shared, key, s.nowMs())
+		cancel()
+		if err != nil {
+			s.log.Warn("shared rate limit; counting on this node", "limit", l.policy.Name, "err", err)
+			ok, remaining, reset = l.allow(key, s.nowMs())
+		}
+	} else {
+		ok, remaining, reset = l.allow(key, s.nowMs())
+	}
 	l.headers(w.Header(), remaining, reset, !ok)
 	if !ok {
 		e := errf(protocol.CodeRateLimited, "over the %s rate limit: %d per %d s", l.policy.Name, l.policy.Quota, int64(l.policy.Window/time.Second))

@@ -174,3 +174,7 @@ func deviceQuota(q StoreQuota, plugins, bytes int64) error {
 	}
 	return nil
 }
+
+// ChannelRetentionMs is how long (ms) a channel's record outlives its expiry before Sweep
+// removes it, so that GET /v1/c/{id} can still answer "closed" or "expired" to a late viewer.
+const ChannelRetentionMs = channelRetentionMs

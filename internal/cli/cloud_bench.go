@@ -28,7 +28,7 @@ import (
 func init() {
 	Register(&Command{
 		Path:    "cloud bench",
-		Usage:   "[--url URL] [--pairs N] [--rate FRAMES/S] [--duration D] [--store D] [--json]",
+		Usage:   "[--url URL | --db postgres://… [--nats nats://…]] [--pairs N] [--rate FRAMES/S] [--duration D] [--store D] [--json]",
 		Summary: "load-test a Cloud server on loopback: relay throughput and latency, memory per connection, store ops/s",
 		Run:     runCloudBench,
 		Flags: func(fs *flag.FlagSet) {
@@ -57,6 +57,8 @@ type benchOptions struct {
 	Setup         int
 	ServerPID     int
 	Inflight      int
+	DB            string    // in-process server: a postgres:// URL instead of a temporary SQLite file
+	NATS          string    // in-process: two nodes on DB relaying through this NATS server
 	profile       io.Writer // CPU profile of the relay phase, when set
 }
 
@@ -97,6 +99,8 @@ func benchFlags(fs *flag.FlagSet, o *benchOptions, asJSON *bool) *string {
 	fs.IntVar(&o.Setup, "setup", 32, "concurrent channel opens and joins during setup")
 	fs.IntVar(&o.ServerPID, "server-pid", 0, "with --url: the server's process id, to report its resident memory per connection (Linux /proc)")
 	fs.BoolVar(asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&o.DB, "db", "", "in-process server on this postgres:// database (its tables are shared; use a scratch database)")
+	fs.StringVar(&o.NATS, "nats", "", "with --db: two in-process nodes relaying through this NATS server, owners on one and viewers on the other")
 	return fs.String("cpuprofile", "", "write a CPU profile of the relay phase to this file (go tool pprof)")
 }
 
@@ -171,6 +175,12 @@ func (o *benchOptions) check() error {
 		return fmt.Errorf("--store-workers %d: want 1–64", o.StoreWorkers)
 	case o.Setup < 1 || o.Setup > 256:
 		return fmt.Errorf("--setup %d: want 1–256", o.Setup)
+	case o.URL != "" && o.DB != "":
+		return fmt.Errorf("--db starts an in-process server; it does not go with --url")
+	case o.NATS != "" && !isPostgresURL(o.DB):
+		return fmt.Errorf("--nats needs --db postgres://… (the nodes share it)")
+	case o.DB != "" && !isPostgresURL(o.DB):
+		return fmt.Errorf("--db %q: want a postgres:// URL (the default is a temporary SQLite file)", o.DB)
 	case o.ServerPID != 0 && (o.URL == "" || o.ServerPID < 0):
 		return fmt.Errorf("--server-pid needs --url (the in-process server is measured with the clients)")
 	}
@@ -236,15 +246,22 @@ type benchPair struct {
 func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport, error) {
 	raiseFileLimit()
 	rep := &benchReport{Pairs: o.Pairs, Connections: 2 * o.Pairs, TargetRate: o.Rate}
-	base := o.URL
+	base, viewerBase := o.URL, o.URL
 	if base == "" {
-		url, stop, err := startBenchServer(ctx)
+		urls, stop, err := startBenchServers(ctx, o.DB, o.NATS)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		base = url
-		rep.Server = url + " (in-process, SQLite)"
+		base, viewerBase = urls[0], urls[len(urls)-1]
+		switch {
+		case o.NATS != "":
+			rep.Server = urls[0] + " (owners) and " + urls[1] + " (viewers): two in-process nodes, PostgreSQL, NATS"
+		case o.DB != "":
+			rep.Server = base + " (in-process, PostgreSQL)"
+		default:
+			rep.Server = base + " (in-process, SQLite)"
+		}
 	} else {
 		rep.Server = base
 	}
@@ -309,7 +326,7 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 	start := time.Now()
 	pairs := make([]*benchPair, o.Pairs)
 	if err := parallel(ctx, o.Pairs, o.Setup, func(i int) error {
-		p, err := openPair(ctx, plugins[i/perDevice], hc)
+		p, err := openPair(ctx, plugins[i/perDevice], hc, base, viewerBase)
 		pairs[i] = p
 		return err
 	}); err != nil {
@@ -358,13 +375,22 @@ func runBench(ctx context.Context, o benchOptions, log io.Writer) (*benchReport,
 }
 
 // openPair opens one channel and joins one viewer, and returns once the owner knows the peer.
-func openPair(ctx context.Context, p *client.Plugin, hc *http.Client) (*benchPair, error) {
+// With viewerBase not base (two nodes) the viewer joins through viewerBase, and the pair is ready
+// once the owner's node has heard from the viewer's that the viewer is online.
+func openPair(ctx context.Context, p *client.Plugin, hc *http.Client, base, viewerBase string) (*benchPair, error) {
 	ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: time.Hour, Meta: map[string]string{"bench": "1"}, EventBuffer: 16})
 	if err != nil {
 		return nil, err
 	}
 	bp := &benchPair{owner: ch}
-	v, err := client.Join(ctx, ch.Link(), client.ViewerOptions{HTTPClient: hc, EventBuffer: 16})
+	link := ch.Link()
+	if viewerBase != base {
+		if link, err = client.ParseSecretLink(strings.Replace(link.Reveal(), base, viewerBase, 1)); err != nil {
+			ch.Disconnect()
+			return nil, err
+		}
+	}
+	v, err := client.Join(ctx, link, client.ViewerOptions{HTTPClient: hc, EventBuffer: 16})
 	if err != nil {
 		ch.Disconnect()
 		return nil, err
@@ -376,7 +402,16 @@ func openPair(ctx context.Context, p *client.Plugin, hc *http.Client) (*benchPai
 			if !ok {
 				return bp, fmt.Errorf("channel %s ended during setup: %v", ch.ID(), ch.Err())
 			}
-			_ = ev // join, hello or peer: whichever told the owner the viewer is online
+			// join, hello or peer: whichever told the owner the viewer is online; across nodes,
+			// a peer event or a hello (connected) that says so — the join alone comes before
+			// the owner's node knows of the viewer's socket.
+			if viewerBase != base {
+				online := slices.ContainsFunc(ch.Peers(), func(pi client.PeerInfo) bool { return pi.PeerID == bp.peerID && pi.Online })
+				if ev.Type == client.EventPeer && ev.PeerID == bp.peerID && ev.Online || ev.Type == client.EventConnected && online {
+					return bp, nil
+				}
+				continue
+			}
 			if slices.ContainsFunc(ch.Peers(), func(pi client.PeerInfo) bool { return pi.PeerID == bp.peerID && pi.Online }) {
 				return bp, nil
 			}

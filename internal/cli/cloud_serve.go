@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +20,9 @@ import (
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
+	"github.com/pkuinfo/harness/cloud/server/fnrun"
+	"github.com/pkuinfo/harness/cloud/server/natsbus"
+	"github.com/pkuinfo/harness/cloud/server/pgstore"
 	"github.com/pkuinfo/harness/cloud/viewer"
 	"github.com/pkuinfo/harness/host/store"
 )
@@ -24,8 +30,8 @@ import (
 func init() {
 	Register(&Command{
 		Path:    "cloud serve",
-		Usage:   "[--addr HOST:PORT] [--db FILE] [--origin URL] [flags]",
-		Summary: "run the PKU harness Cloud reference server (SQLite; stops on Ctrl-C)",
+		Usage:   "[--addr HOST:PORT] [--db FILE|postgres://…] [--nats nats://…] [--origin URL] [flags]",
+		Summary: "run the PKU harness Cloud reference server (SQLite, or PostgreSQL + NATS for several nodes; stops on Ctrl-C)",
 		Run: func(env *Env) int {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -53,6 +59,8 @@ type cloudServeOpts struct {
 	quiet      *bool
 	devBytes   *int64
 	devPlugins *int64
+	natsURL    *string
+	node       *string
 }
 
 // cloudServeFlags defines the flags of `harness cloud serve` on fs and returns them.
@@ -60,7 +68,7 @@ func cloudServeFlags(fs *flag.FlagSet) *cloudServeOpts {
 	def := server.DefaultConfig(nil)
 	o := &cloudServeOpts{}
 	o.addr = fs.String("addr", "127.0.0.1:8787", "address to listen on")
-	o.db = fs.String("db", "", "SQLite database file, created 0600 (default $XDG_DATA_HOME/pku-harness/cloud/cloud.db; one from $XDG_DATA_HOME/harness/cloud.db is moved there)")
+	o.db = fs.String("db", "", "SQLite database file, created 0600 (default $XDG_DATA_HOME/pku-harness/cloud/cloud.db; one from $XDG_DATA_HOME/harness/cloud.db is moved there), or a postgres:// URL shared by several nodes")
 	o.origin = fs.String("origin", "", "public origin clients sign as aud, e.g. https://cloud.example.org (default: http://ADDR for a specific address, else each request's Host)")
 	o.difficulty = fs.Int("difficulty", def.PowDifficulty, "proof-of-work difficulty in bits (0–28)")
 	o.operator = fs.String("operator", def.Operator.Name, "operator name shown in GET /v1/meta")
@@ -75,6 +83,8 @@ func cloudServeFlags(fs *flag.FlagSet) *cloudServeOpts {
 	o.quiet = fs.Bool("quiet", false, "log warnings and errors only")
 	o.devBytes = fs.Int64("device-store-bytes", server.DefaultDeviceStore.MaxBytes, "store bytes per device across all its plugins (at least the per-plugin limit)")
 	o.devPlugins = fs.Int64("device-plugins", server.DefaultDeviceStore.MaxPlugins, "plugins with stored values per device")
+	o.natsURL = fs.String("nats", "", "NATS server URL(s), comma-separated: relay between several nodes sharing a postgres:// --db")
+	o.node = fs.String("node", "", "this node's name on the NATS bus (default: the host name and a random suffix)")
 	return o
 }
 
@@ -88,6 +98,7 @@ func CloudServe(ctx context.Context, env *Env) int {
 	o := cloudServeFlags(fs)
 	addr, db, origin, difficulty, operator, contact, privacy, regs, joins, requests, frames, xff, wsOrigins, quiet := o.addr, o.db, o.origin, o.difficulty, o.operator, o.contact, o.privacy, o.regs, o.joins, o.requests, o.frames, o.xff, o.wsOrigins, o.quiet
 	devBytes, devPlugins := o.devBytes, o.devPlugins
+	natsURL, node := o.natsURL, o.node
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
@@ -107,24 +118,30 @@ func CloudServe(ctx context.Context, env *Env) int {
 		fmt.Fprintln(env.Stderr, "harness cloud serve: rate limits must be at least 1")
 		return ExitUsage
 	}
-	if *db == "" {
-		path, note, err := cloudDefaultDB()
-		if err != nil {
+	if *natsURL != "" && !isPostgresURL(*db) {
+		fmt.Fprintln(env.Stderr, "harness cloud serve: --nats needs a --db postgres://… shared by every node (a SQLite file is one node's)")
+		return ExitUsage
+	}
+	if !isPostgresURL(*db) {
+		if *db == "" {
+			path, note, err := cloudDefaultDB()
+			if err != nil {
+				fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+				return ExitFail
+			}
+			if note != "" {
+				fmt.Fprintln(env.Stderr, "harness cloud serve:", note)
+			}
+			*db = path
+		}
+		if note, err := privateFile(*db); err != nil {
 			fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
 			return ExitFail
-		}
-		if note != "" {
+		} else if note != "" {
 			fmt.Fprintln(env.Stderr, "harness cloud serve:", note)
 		}
-		*db = path
 	}
-	if note, err := privateFile(*db); err != nil {
-		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
-		return ExitFail
-	} else if note != "" {
-		fmt.Fprintln(env.Stderr, "harness cloud serve:", note)
-	}
-	st, err := server.OpenSQLite(ctx, *db)
+	st, dbName, err := openCloudStorage(ctx, *db)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
 		return ExitFail
@@ -159,13 +176,35 @@ func CloudServe(ctx context.Context, env *Env) int {
 	}
 	cfg.Pages = viewer.FS()
 	cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	if fns, err := cloudFunctions(ctx, st, cfg.Logger); err != nil {
+		ln.Close()
+		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+		return ExitUsage
+	} else if fns != nil {
+		cfg.Functions = fns
+	}
+	if *natsURL != "" {
+		if *node == "" {
+			host, _ := os.Hostname()
+			*node = strings.NewReplacer(".", "-", " ", "-").Replace(host) + "-" + randomSuffix()
+		}
+		bus, err := natsbus.Connect(*natsURL, "harness-cloud "+*node, cfg.Logger)
+		if err != nil {
+			ln.Close()
+			fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
+			return ExitFail
+		}
+		defer bus.Close()
+		cfg.Bus, cfg.Node = bus, *node
+		dbName += ", node " + *node + " on NATS"
+	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "harness cloud: serving http://%s (database %s)\n", ln.Addr(), *db)
+	fmt.Fprintf(env.Stdout, "harness cloud: serving http://%s (database %s)\n", ln.Addr(), dbName)
 	err = srv.Serve(ctx, ln)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(env.Stderr, "harness cloud serve:", err)
@@ -173,6 +212,71 @@ func CloudServe(ctx context.Context, env *Env) int {
 	}
 	fmt.Fprintln(env.Stdout, "harness cloud: stopped")
 	return ExitOK
+}
+
+// openCloudStorage opens the server's Storage: PostgreSQL for a postgres:// or postgresql:// URL
+// (several nodes may share it), else the SQLite file db (default CloudDBName under the data root, cloudDefaultDB).
+// The name returned is what the server prints: the file, or the URL without its password.
+func openCloudStorage(ctx context.Context, db string) (server.Storage, string, error) {
+	if isPostgresURL(db) {
+		name := "postgres"
+		if u, err := url.Parse(db); err == nil {
+			u.RawQuery = ""
+			name = u.Redacted()
+		}
+		st, err := pgstore.Open(ctx, db)
+		return st, name, err
+	}
+	if db == "" {
+		path, _, err := cloudDefaultDB()
+		if err != nil {
+			return nil, "", err
+		}
+		db = path
+	}
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		return nil, "", err
+	}
+	st, err := server.OpenSQLite(ctx, db)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, db, nil
+}
+
+// cloudFunctions reads the operator's server-function policy from the environment (seed 003
+// “服务端函数”): CLOUD_FN_POLICY=off (default: no functions, 501 unsupported) | verified |
+// allowlist | open, CLOUD_FN_ALLOWLIST (LINK@sha256:HEX, comma-separated) and the secrets
+// CLOUD_FN_SECRET_<PLUGIN>_<NAME>. Nil when off.
+func cloudFunctions(ctx context.Context, st server.Storage, log *slog.Logger) (server.Functions, error) {
+	policy, err := fnrun.ParsePolicy(os.Getenv("CLOUD_FN_POLICY"))
+	if err != nil || policy == fnrun.PolicyOff {
+		return nil, err
+	}
+	allow, err := fnrun.ParseAllowlist(os.Getenv("CLOUD_FN_ALLOWLIST"))
+	if err != nil {
+		return nil, err
+	}
+	r, err := fnrun.New(fnrun.Config{Policy: policy, Allow: allow, Storage: st})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Preload(ctx); err != nil {
+		log.Warn("server functions: allowlisted documents not loaded", "err", err)
+	}
+	log.Info("server functions on", "policy", string(policy), "allowlisted", len(allow))
+	return r, nil
+}
+
+func isPostgresURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// randomSuffix is 6 random hex digits.
+func randomSuffix() string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // CloudDBName is the Cloud server's database file under the data root: with the host's data

@@ -102,6 +102,45 @@ func TestCloudServeStartsAndStops(t *testing.T) {
 	}
 }
 
+// TestCloudServeFunctionPolicy: a bad CLOUD_FN_POLICY stops the server with a message naming
+// the variable; "open" turns the functions service on in /v1/meta.
+func TestCloudServeFunctionPolicy(t *testing.T) {
+	t.Setenv("CLOUD_FN_POLICY", "sometimes")
+	var out, errb bytes.Buffer
+	if code := CloudServe(context.Background(), &Env{Args: []string{"--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "c.db")}, Stdout: &out, Stderr: &errb}); code != ExitUsage || !strings.Contains(errb.String(), "CLOUD_FN_POLICY") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	t.Setenv("CLOUD_FN_POLICY", "open")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sout, serr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- CloudServe(ctx, &Env{Args: []string{"--addr", "127.0.0.1:0", "--quiet", "--db", filepath.Join(t.TempDir(), "c.db")}, Stdout: &sout, Stderr: &serr})
+	}()
+	re := regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+)`)
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && base == ""; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(sout.String()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		t.Fatalf("no serving line: %q %q", sout.String(), serr.String())
+	}
+	res, err := http.Get(base + "/v1/meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), `"services":["store","channels","functions"]`) {
+		t.Errorf("meta: %s", body)
+	}
+	cancel()
+	<-code
+}
+
 func TestCloudServeUsage(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -110,6 +149,7 @@ func TestCloudServeUsage(t *testing.T) {
 		{[]string{"extra"}, "harness cloud serve: unexpected argument \"extra\"\n"},
 		{[]string{"--difficulty", "29"}, "harness cloud serve: --difficulty 29: want 0–28\n"},
 		{[]string{"--frames-per-min", "0"}, "harness cloud serve: rate limits must be at least 1\n"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--db", "x.db"}, "harness cloud serve: --nats needs a --db postgres://… shared by every node (a SQLite file is one node's)\n"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
