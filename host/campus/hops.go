@@ -360,7 +360,7 @@ func (itsHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 2<<20))
 	resp.Body.Close()
 	if msg, ok := itsAlert(string(b)); ok {
-		return nil, fmt.Errorf("its: %s", msg)
+		return nil, &ITSRefusal{Msg: msg}
 	}
 	if resp.StatusCode/100 != 2 && resp.StatusCode/100 != 3 {
 		return nil, fmt.Errorf("its webLogin: HTTP %d", resp.StatusCode)
@@ -371,6 +371,16 @@ func (itsHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	}
 	return &Session{Service: "its", Cookies: ck, Created: in.Now.UTC()}, nil
 }
+
+// ITSRefusal is ITS's refusal of the account at sign-in: the message of
+// its failure page's alert (pku-services.md §9). Error is "its: MSG".
+type ITSRefusal struct {
+	// Msg is ITS's own message, e.g. 账号或密码错误.
+	Msg string
+}
+
+// Error implements error.
+func (e *ITSRefusal) Error() string { return "its: " + e.Msg }
 
 // itsAlert finds ITS's failure page: alert("…") in a script followed by
 // history.go(-1) or history.back() (§9 quirk: an alert alone is not an

@@ -120,6 +120,19 @@ func (a *Accounts) Password(ctx context.Context, account string) (user, password
 	return user, string(plain), true, nil
 }
 
+// ForgetPassword forgets the remembered password of account and keeps its
+// user name; an account that is not stored gets a row with the user name
+// user and no password, so that nothing falls back to another account's
+// password for it (Signer.Renew for ITS).
+func (a *Accounts) ForgetPassword(ctx context.Context, account, user string, now time.Time) error {
+	_, err := a.DB.ExecContext(ctx, `INSERT INTO campus_accounts (account, username, sealed, updated_at) VALUES (?, ?, NULL, ?)
+		ON CONFLICT (account) DO UPDATE SET sealed = NULL, updated_at = excluded.updated_at`, account, user, now.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("campus: forget the %s password: %w", account, err)
+	}
+	return nil
+}
+
 // Forget deletes account (its user name and any remembered password).
 func (a *Accounts) Forget(ctx context.Context, account string) error {
 	if _, err := a.DB.ExecContext(ctx, `DELETE FROM campus_accounts WHERE account = ?`, account); err != nil {
@@ -383,9 +396,13 @@ var ErrNoRemembered = errors.New("the password is not remembered")
 const RenewEvery = time.Minute
 
 // Renew signs in to service again with the remembered password of its
-// account (ITS's own, or IAAA's), leaving any SMS check pending. It is the
-// campus client's Renew. Errors: ErrNoRemembered; a renewal of the same
-// service less than RenewEvery ago; the sign-in's.
+// account (ITS's own, or IAAA's when ITS has no account of its own),
+// leaving any SMS check pending. It is the campus client's Renew. A
+// password that IAAA or ITS refuses (*IAAAError, *ITSRefusal) is tried
+// only this once: IAAA locks an account after failed attempts, so it is
+// forgotten (for ITS falling back to IAAA's, ITS stops falling back and
+// IAAA's is kept). Errors: ErrNoRemembered; a renewal of the same service
+// less than RenewEvery ago; the sign-in's.
 func (s *Signer) Renew(ctx context.Context, service string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -404,10 +421,16 @@ func (s *Signer) Renew(ctx context.Context, service string) error {
 	if err != nil {
 		return err
 	}
+	fallback := false
 	if !ok && account == AccountITS {
-		user, pw, ok, err = s.Accounts.Password(ctx, AccountIAAA)
-		if err != nil {
+		if _, _, own, err := s.Accounts.User(ctx, AccountITS); err != nil {
 			return err
+		} else if !own {
+			user, pw, ok, err = s.Accounts.Password(ctx, AccountIAAA)
+			if err != nil {
+				return err
+			}
+			fallback = true
 		}
 	}
 	if !ok {
@@ -418,5 +441,17 @@ func (s *Signer) Renew(ctx context.Context, service string) error {
 	}
 	s.renewed[service] = now
 	r := s.SignIn(ctx, service, user, pw, SignInOptions{})
+	var ie *IAAAError
+	var ir *ITSRefusal
+	if r.Err != nil && (errors.As(r.Err, &ie) || errors.As(r.Err, &ir)) {
+		forget := account
+		if fallback {
+			forget = AccountITS
+		}
+		if err := s.Accounts.ForgetPassword(ctx, forget, user, now); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w; the remembered password is forgotten, so it is not tried again", r.Err)
+	}
 	return r.Err
 }

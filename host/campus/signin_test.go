@@ -326,7 +326,7 @@ func TestExpiredSessionRenewal(t *testing.T) {
 	r.acc.Save(ctx, AccountIAAA, campustest.User, "changed-since", true, time.Now())
 	req, _ = http.NewRequest("POST", "/berserker-app/ykt/tsm/queryCard", strings.NewReader(`{}`))
 	_, err = r.client.Do(ctx, "card", req)
-	if err == nil || !strings.Contains(err.Error(), "signing in again failed: IAAA: wrong user name or password: run harness campus login card") {
+	if err == nil || !strings.Contains(err.Error(), "signing in again failed: IAAA: wrong user name or password; the remembered password is forgotten, so it is not tried again: run harness campus login card") {
 		t.Fatalf("failed renewal: %v", err)
 	}
 }
@@ -402,5 +402,64 @@ func TestCardReplyKeptWhole(t *testing.T) {
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{"code":401,"success":false,"message":"登录已过期"}`))}
 	if why := Lookup("card").expiredReply(resp); why != "the session expired (card: 登录已过期)" {
 		t.Fatalf("got %q", why)
+	}
+}
+
+// IAAA locks an account after failed attempts: a remembered password that IAAA (or ITS) refuses
+// is tried once, then forgotten, so neither a later request, another service, another minute nor
+// another process sends it again.
+func TestWrongRememberedPasswordTriedOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, svc := range []string{"card", "its"} {
+		t.Run(svc, func(t *testing.T) {
+			r := newRig(t)
+			others := map[string][]string{"card": {"treehole"}}[svc]
+			for _, s := range append([]string{svc}, others...) {
+				if res := r.signer.SignIn(ctx, s, campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+					t.Fatal(res.Err)
+				}
+			}
+			// The password changed since the host remembered it.
+			r.acc.Save(ctx, AccountIAAA, campustest.User, "changed-since", true, time.Now())
+			r.stand.Expire(svc)
+			r.stand.Expire("treehole")
+			attempts := func() int {
+				return r.stand.Count("iaaa POST /iaaa/oauthlogin.do") + r.stand.Count("its POST /cas/webLogin")
+			}
+			before := attempts()
+			path := map[string]string{"card": "/berserker-app/ykt/tsm/queryCard", "its": "/netportal/itsUtil?operation=info"}[svc]
+			req, _ := http.NewRequest("GET", path, nil)
+			_, err := r.client.Do(ctx, svc, req)
+			if err == nil || !strings.Contains(err.Error(), "the remembered password is forgotten") || !strings.HasSuffix(err.Error(), "run harness campus login "+svc) {
+				t.Fatalf("first refusal: %v", err)
+			}
+			// ITS refused the IAAA password it fell back to: ITS no longer falls back to it (its
+			// own account may differ), IAAA's is left for IAAA to judge.
+			account := map[string]string{"card": AccountIAAA, "its": AccountITS}[svc]
+			if _, remembered, _, _ := r.acc.User(ctx, account); remembered {
+				t.Error("the refused password is still remembered")
+			}
+			later := time.Now().Add(RenewEvery + time.Second)
+			r.signer.Now = func() time.Time { return later }
+			for _, s := range append(append([]string{svc}, others...), svc) {
+				p := map[string]string{"treehole": "/chapi/api/v3/hole/list"}[s]
+				if p == "" {
+					p = path
+				}
+				req, _ := http.NewRequest("GET", p, nil)
+				var ne *NotSignedInError
+				if _, err := r.client.Do(ctx, s, req); !errors.As(err, &ne) {
+					t.Fatalf("%s after the refusal: %v", s, err)
+				}
+			}
+			// Another process: a fresh Signer on the same database.
+			fresh := &Signer{Sessions: r.ss, Accounts: NewAccounts(r.db), Bases: r.stand.Bases()}
+			if err := fresh.Renew(ctx, svc); !errors.Is(err, ErrNoRemembered) {
+				t.Fatalf("another process: %v", err)
+			}
+			if n := attempts() - before; n != 1 {
+				t.Fatalf("the wrong password was sent %d times, want once", n)
+			}
+		})
 	}
 }

@@ -330,7 +330,14 @@ func itsSignIn(ctx context.Context, sg *campus.Signer, p *prompter, user, pw str
 		}
 	}
 	r := sg.SignIn(ctx, "its", user, pw, campus.SignInOptions{})
-	if r.OK || !strings.HasPrefix(r.Error, "its: ") {
+	if r.OK {
+		// ITS takes the IAAA account: renewals fall back to it again.
+		if err := sg.Accounts.Forget(ctx, campus.AccountITS); err != nil {
+			return campus.Result{Service: "its", Err: err, Error: err.Error()}
+		}
+		return r
+	}
+	if !strings.HasPrefix(r.Error, "its: ") {
 		return r
 	}
 	fmt.Fprintf(p.out, "ITS refused the IAAA account (%s); the campus-network account may differ.\n", strings.TrimPrefix(r.Error, "its: "))
@@ -850,6 +857,12 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 				}
 			} else {
 				res = sg.SignIn(r.Context(), svc, body.Username, body.Password, campus.SignInOptions{OTPCode: body.OTPCode})
+				if svc == "its" && res.OK {
+					// ITS takes the IAAA account: renewals fall back to it again.
+					if err := sg.Accounts.Forget(r.Context(), campus.AccountITS); err != nil {
+						return err
+					}
+				}
 			}
 			out = append(out, answer(res))
 			anyOK = anyOK || res.OK
