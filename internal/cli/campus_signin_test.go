@@ -213,3 +213,56 @@ func TestHostOpenSealsPlainRows(t *testing.T) {
 		t.Fatalf("no key file beside the data directory: %v", err)
 	}
 }
+
+// campusAPI serves the campus routes of a fresh host against the stand-ins.
+func campusAPI(t *testing.T) (*campustest.Stand, *httptest.Server) {
+	t.Helper()
+	st := campustest.New()
+	t.Cleanup(st.Close)
+	t.Setenv(campus.EndpointsEnv, st.Env())
+	t.Setenv("HARNESS_KEYRING", "off")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h, db, err := openHost(ctx, &hostFlags{data: filepath.Join(t.TempDir(), "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv := api.New(h, api.Options{})
+	if err := campusRoutes(ctx, h, srv); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return st, ts
+}
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// A wrong password given to POST /v1/campus/login for every service reaches IAAA once, not once
+// per service: IAAA locks an account after failed attempts.
+func TestCampusLoginAPIStopsAtRefusal(t *testing.T) {
+	st, ts := campusAPI(t)
+	code, m := postJSON(t, ts.URL+"/v1/campus/login", `{"username":"2000000000","password":"nope"}`)
+	if code != 200 {
+		t.Fatalf("%d %v", code, m)
+	}
+	if n := st.Count("iaaa POST /iaaa/oauthlogin.do") + st.Count("its POST /cas/webLogin"); n != 1 {
+		t.Fatalf("the wrong password was sent %d times, want once: %v", n, m)
+	}
+	if r := m["results"].([]any)[0].(map[string]any); r["code"] != "E01" {
+		t.Fatalf("%v", m)
+	}
+}

@@ -246,6 +246,7 @@ func campusLoginCmd(env *Env) int {
 			fmt.Fprintf(env.Stderr, "%s: a password is needed\n", name)
 			return ExitUsage
 		}
+		iaaaOK := false
 		for _, svc := range services {
 			var r campus.Result
 			if svc == "its" {
@@ -261,9 +262,8 @@ func campusLoginCmd(env *Env) int {
 				}
 			}
 			results = append(results, r)
-			var ie *campus.IAAAError
-			if errors.As(r.Err, &ie) && (ie.Code == "E01" || ie.Code == "E02") {
-				break // the same answer for every service
+			if stopSignIn(svc, r, &iaaaOK) {
+				break
 			}
 		}
 		ok := false
@@ -297,6 +297,20 @@ func campusLoginCmd(env *Env) int {
 		}
 	}
 	return code
+}
+
+// stopSignIn says whether a sign-in to several services with one password
+// stops after service's result r: IAAA refused the account (any
+// *campus.IAAAError, E01, E02 or a code it did not explain) before any
+// service signed in through IAAA with this password, so every other
+// service would only add failed attempts, which IAAA counts towards
+// locking the account. *iaaaOK records an IAAA service signed in.
+func stopSignIn(service string, r campus.Result, iaaaOK *bool) bool {
+	if r.OK && service != "its" {
+		*iaaaOK = true
+	}
+	var ie *campus.IAAAError
+	return !*iaaaOK && errors.As(r.Err, &ie)
 }
 
 // wantsOTP says whether IAAA's refusal err looks like a request for an
@@ -845,7 +859,7 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			return err
 		}
 		var out []signInAnswer
-		anyOK := false
+		anyOK, iaaaOK := false, false
 		for _, svc := range body.Services {
 			var res campus.Result
 			if svc == "its" && body.ITS != nil && body.ITS.Username != "" && body.ITS.Password != "" {
@@ -866,6 +880,9 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			}
 			out = append(out, answer(res))
 			anyOK = anyOK || res.OK
+			if stopSignIn(svc, res, &iaaaOK) {
+				break
+			}
 		}
 		if anyOK {
 			if err := sg.Accounts.Save(r.Context(), campus.AccountIAAA, body.Username, body.Password, body.Remember, h.Now()); err != nil {
