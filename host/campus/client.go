@@ -108,6 +108,9 @@ func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*ht
 		if err != nil {
 			return nil, err
 		}
+		if ok && sess.unopened {
+			return nil, &NotSignedInError{Service: service, Reason: "the stored session was sealed with another key (the key file beside the data directory was lost or replaced, or the row is damaged)"}
+		}
 		if !ok || (svc.Needs == CredToken && sess.Token == "") || (svc.Needs == CredCookie && len(sess.Cookies) == 0 && sess.Token == "") {
 			return nil, &NotSignedInError{Service: service}
 		}

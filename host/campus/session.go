@@ -35,6 +35,12 @@ type Session struct {
 	// said it ends (zero when unknown).
 	Created time.Time `json:"created"`
 	Expires time.Time `json:"expires,omitzero"`
+
+	// unopened is set on a stored session whose sealed part does not open
+	// with the data directory's key: the key was lost or replaced (the
+	// vault then made a new one), or the row was damaged. It holds no
+	// token or cookies and reads as not signed in.
+	unopened bool
 }
 
 // CookieHeader returns the cookies as a Cookie header value, names sorted,
@@ -254,7 +260,9 @@ func (q *SQLSessions) seal(service string, s *Session) ([]byte, error) {
 
 const sessionColumns = `service, token, cookies, device, created_at, expires_at, sealed`
 
-// Get implements Sessions.
+// Get implements Sessions. A row sealed with another key (the key file
+// lost or replaced) comes back holding nothing, and a request with it
+// fails with NotSignedInError saying so; List leaves such rows out.
 func (q *SQLSessions) Get(ctx context.Context, service string) (*Session, bool, error) {
 	if _, err := q.box(ctx); err != nil {
 		return nil, false, err
@@ -283,6 +291,12 @@ func (q *SQLSessions) scanSession(scan func(...any) error) (*Session, error) {
 	}
 	if sealed != nil {
 		plain, err := q.Box.Open("campus_sessions/"+s.Service, sealed)
+		if errors.Is(err, vault.ErrOpen) {
+			// Another key sealed it: not signed in, and the next sign-in replaces it.
+			s.Cookies, s.unopened = nil, true
+			s.Created = time.UnixMilli(created).UTC()
+			return &s, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -350,7 +364,9 @@ func (q *SQLSessions) List(ctx context.Context) ([]*Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("campus: list sessions: %w", err)
 		}
-		out = append(out, s)
+		if !s.unopened {
+			out = append(out, s)
+		}
 	}
 	return out, rows.Err()
 }

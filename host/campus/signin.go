@@ -99,7 +99,8 @@ func (a *Accounts) User(ctx context.Context, account string) (user string, remem
 }
 
 // Password returns the remembered password of account; ok is false when
-// the person did not let the host remember it.
+// the person did not let the host remember it, or it was sealed with a key
+// that is gone (the key file lost or replaced).
 func (a *Accounts) Password(ctx context.Context, account string) (user, password string, ok bool, err error) {
 	box, err := a.box()
 	if err != nil {
@@ -114,6 +115,10 @@ func (a *Accounts) Password(ctx context.Context, account string) (user, password
 		return "", "", false, fmt.Errorf("campus: read the %s account: %w", account, err)
 	}
 	plain, err := box.Open("campus_accounts/"+account+"/"+user, sealed)
+	if errors.Is(err, vault.ErrOpen) {
+		// Sealed with a key that is gone: as good as not remembered.
+		return "", "", false, nil
+	}
 	if err != nil {
 		return "", "", false, err
 	}
@@ -178,6 +183,9 @@ func (a *Accounts) PendingBind(ctx context.Context) (*BindState, bool, error) {
 		return nil, false, fmt.Errorf("campus: read the pending binding: %w", err)
 	}
 	plain, err := box.Open("campus_pending/bind", sealed)
+	if errors.Is(err, vault.ErrOpen) {
+		return nil, false, nil // sealed with a key that is gone: start the binding again
+	}
 	if err != nil {
 		return nil, false, err
 	}

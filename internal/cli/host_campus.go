@@ -23,6 +23,7 @@ import (
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/host/vault"
 	"golang.org/x/term"
 )
 
@@ -62,7 +63,9 @@ func init() {
 		if err := campus.NewSQLSessions(db).MigratePlain(ctx); err != nil {
 			return nil, err
 		}
-		if _, _, err := abilities.OTPSecret(ctx, db); err != nil {
+		// A secret sealed with a key that is gone does not keep the host from opening: sign-in
+		// and otp.code say what to do about it.
+		if _, _, err := abilities.OTPSecret(ctx, db); err != nil && !errors.Is(err, vault.ErrOpen) {
 			return nil, err
 		}
 		c, err := newCampusClient(db)
@@ -88,6 +91,9 @@ func newSigner(db *store.DB) (*campus.Signer, error) {
 		Bases:    bases,
 		OTP: func(ctx context.Context) (string, bool, error) {
 			secret, ok, err := abilities.OTPSecret(ctx, db)
+			if errors.Is(err, vault.ErrOpen) {
+				return "", false, fmt.Errorf("the stored authenticator secret was sealed with another key (the key file beside the data directory was lost or replaced): set it again with harness otp set SECRET, or forget it with harness otp clear")
+			}
 			if err != nil || !ok {
 				return "", false, err
 			}
