@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
@@ -27,6 +28,8 @@ import (
 // stand-ins handed out: API answers, the log, audit rows (through GET /v1/audit and the table),
 // the plugin-visible tool results, and the database file itself.
 func TestCampusSignInAPINoSecrets(t *testing.T) {
+	defer func(g time.Duration) { qrPollGap = g }(qrPollGap)
+	qrPollGap = 0 // the QR polls below come one after the other
 	st := campustest.New()
 	defer st.Close()
 	t.Setenv(campus.EndpointsEnv, st.Env())
@@ -264,5 +267,21 @@ func TestCampusLoginAPIStopsAtRefusal(t *testing.T) {
 	}
 	if r := m["results"].([]any)[0].(map[string]any); r["code"] != "E01" {
 		t.Fatalf("%v", m)
+	}
+}
+
+// The web app decides how often it polls a QR sign-in; the host asks IAAA no more often than the
+// documented schedule (every 3 s, pku-services.md §2.3), however fast the polls come.
+func TestCampusQRPollPaced(t *testing.T) {
+	st, ts := campusAPI(t)
+	_, m := postJSON(t, ts.URL+"/v1/campus/qr", `{"service":"card"}`)
+	id, _ := m["id"].(string)
+	for i := 0; i < 20; i++ {
+		if code, m := postJSON(t, ts.URL+"/v1/campus/qr/poll", `{"id":"`+id+`"}`); code != 200 || m["status"] != "waiting" {
+			t.Fatalf("poll %d: %d %v", i, code, m)
+		}
+	}
+	if n := st.Count("iaaa POST /iaaa/oauthlogin4QRCode.do"); n != 1 {
+		t.Fatalf("20 quick polls asked IAAA %d times, want once", n)
 	}
 }

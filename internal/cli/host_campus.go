@@ -806,7 +806,15 @@ type qrEntry struct {
 	q       *campus.QRLogin
 	started time.Time
 	polls   int
+	asked   time.Time // the last poll sent to IAAA
 }
+
+// qrPollGap is the least time between two polls of one QR sign-in that
+// reach IAAA: the web app chooses how often it polls, the host keeps to
+// the documented schedule (campus.QRInterval, pku-services.md §2.3), less
+// the jitter so that a client polling on time is never held back. A poll
+// that comes sooner is answered "waiting" without asking IAAA.
+var qrPollGap = campus.QRInterval - campus.QRJitter
 
 // campusSignInRoutes are the sign-in routes of docs/HOST-API.md ("Campus
 // sign-in"), all POST with JSON bodies: login, qr, qr/poll, logout, bind,
@@ -945,12 +953,19 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		}
 		qrs.mu.Lock()
 		e := qrs.m[body.ID]
+		early := false
 		if e != nil {
-			e.polls++
+			if early = !e.asked.IsZero() && time.Since(e.asked) < qrPollGap; !early {
+				e.polls++
+				e.asked = time.Now()
+			}
 		}
 		qrs.mu.Unlock()
 		if e == nil {
 			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no QR sign-in with that id (it ended or expired): start again with POST /v1/campus/qr"}
+		}
+		if early {
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "waiting"})
 		}
 		tok, done, err := e.q.PollOnce(r.Context())
 		if err == nil && !done && e.polls >= campus.QRPolls {
