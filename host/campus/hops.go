@@ -63,13 +63,15 @@ var Hops = []Hop{
 	&cookieHop{service: "blackboard", appID: "blackboard", path: "/webapps/bb-sso-BBLEARN/execute/authValidate/campusLogin",
 		facts: "appid from pku-services.md §2.1; the redirect path is assumed (§2.1 says only that it is a constant in pkucli)"},
 	&cookieHop{service: "elective", appID: "syllabus", path: "/elective2008/ssoLogin.do",
-		facts: "appid and redirect from pku-services.md §2.1 (appid syllabus, §13 item 5); the exchange (cookies set by the redirect) is assumed"},
+		redirect: "http://elective.pku.edu.cn:80/elective2008/ssoLogin.do",
+		facts:    "appid and redirect from pku-services.md §2.1 (appid syllabus, §13 item 5); the exchange (cookies set by the redirect) is assumed"},
 	&cookieHop{service: "cwfw", appID: "IIPF", path: "/WFManager/home2.jsp",
 		facts: "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
 	&cookieHop{service: "cwpay", appID: "cwsf", path: "/login/iaaa",
 		facts: "assumed: pku-services.md has no appid or redirect for cwpay"},
 	&cookieHop{service: "bdkj", appID: "bdkj", path: "/login/oauth",
-		facts: "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
+		redirect: "http://bdkj.pku.edu.cn/login/oauth",
+		facts:    "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
 	&cookieHop{service: "library", appID: "lib", path: "/portal/iaaa/login",
 		facts: "assumed: pku-services.md has no library facts"},
 	&cookieHop{service: "library-space", appID: "seat", path: "/login/iaaa",
@@ -307,9 +309,11 @@ func (cardHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	return s, nil
 }
 
+// sameHost says whether u is on base's host name (ports aside: elective's
+// documented redirect names port 80, its base none).
 func sameHost(u *url.URL, base string) bool {
 	b, err := url.Parse(base)
-	return err == nil && strings.EqualFold(u.Host, b.Host)
+	return err == nil && strings.EqualFold(u.Hostname(), b.Hostname())
 }
 
 // jwtExpiry reads the exp claim (Unix seconds) of a JWT without checking
@@ -411,12 +415,20 @@ func itsAlert(page string) (string, bool) {
 // the rest); facts says which parts are assumed.
 type cookieHop struct {
 	service, appID, path, facts string
+	// redirect is the redirect URL the facts give when it is not the
+	// service's Base and path (elective and bdkj register http URLs,
+	// pku-services.md §2.1); a stand-in's base replaces it.
+	redirect string
 }
 
 func (h *cookieHop) Service() string { return h.service }
 
 func (h *cookieHop) App(in *HopInput) (App, bool) {
-	return App{ID: h.appID, Redirect: in.Base(h.service) + h.path}, true
+	base := in.Base(h.service)
+	if svc := Lookup(h.service); h.redirect != "" && svc != nil && base == svc.Base {
+		return App{ID: h.appID, Redirect: h.redirect}, true
+	}
+	return App{ID: h.appID, Redirect: base + h.path}, true
 }
 
 // Facts says which parts of the hop are documented and which assumed.
@@ -424,7 +436,8 @@ func (h *cookieHop) Facts() string { return h.facts }
 
 func (h *cookieHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	base := in.Base(h.service)
-	u := base + h.path
+	app, _ := h.App(in)
+	u := app.Redirect // where IAAA would send the browser with the token
 	sep := "?"
 	if strings.Contains(u, "?") {
 		sep = "&"

@@ -463,3 +463,24 @@ func TestWrongRememberedPasswordTriedOnce(t *testing.T) {
 		})
 	}
 }
+
+// IAAA issues its token for the redirect URL the service registered: the hops ask for the URLs of
+// pku-services.md §2.1 exactly (elective and bdkj over http), and a stand-in's base when one is set.
+func TestHopRedirectsAsDocumented(t *testing.T) {
+	s := &Signer{Sessions: &MemorySessions{}}
+	want := map[string]App{
+		"card":     {ID: "portal2017", Redirect: "https://portal.pku.edu.cn/portal2017/ssoLogin.do"},
+		"elective": {ID: "syllabus", Redirect: "http://elective.pku.edu.cn:80/elective2008/ssoLogin.do"},
+		"bdkj":     {ID: "bdkj", Redirect: "http://bdkj.pku.edu.cn/login/oauth"},
+		"cwfw":     {ID: "IIPF", Redirect: "https://cwfw.pku.edu.cn/WFManager/home2.jsp"},
+	}
+	for svc, w := range want {
+		if got, ok := s.App(context.Background(), svc); !ok || got != w {
+			t.Errorf("%s: %+v, want %+v", svc, got, w)
+		}
+	}
+	s.Bases = map[string]string{"elective": "http://127.0.0.1:9"}
+	if got, _ := s.App(context.Background(), "elective"); got.Redirect != "http://127.0.0.1:9/elective2008/ssoLogin.do" {
+		t.Errorf("elective on a stand-in: %+v", got)
+	}
+}
