@@ -167,8 +167,37 @@ func init() {
 ALTER TABLE campus_sessions ADD COLUMN sealed BLOB; -- vault-sealed JSON {token, cookies}; token and cookies then empty`})
 }
 
+func init() {
+	store.Register(store.Migration{Version: 213, Name: "campus sessions renewed", SQL: `
+ALTER TABLE campus_sessions ADD COLUMN renewed_at INTEGER NOT NULL DEFAULT 0; -- Unix ms of the last silent renewal (Signer.Renew), 0 when none`})
+}
+
+// claimRenewal records a silent renewal of service at now unless one was
+// recorded less than every ago, in any process on the database; ok is
+// false with the time of that one when it was. A service without a row
+// is not claimed (ok false, last zero).
+func (q *SQLSessions) claimRenewal(ctx context.Context, service string, now time.Time, every time.Duration) (last time.Time, ok bool, err error) {
+	res, err := q.DB.ExecContext(ctx, `UPDATE campus_sessions SET renewed_at = ? WHERE service = ? AND renewed_at <= ?`,
+		now.UnixMilli(), service, now.Add(-every).UnixMilli())
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("campus: record the renewal of %s: %w", service, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return time.Time{}, true, nil
+	}
+	var ms int64
+	err = q.DB.QueryRowContext(ctx, `SELECT renewed_at FROM campus_sessions WHERE service = ?`, service).Scan(&ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("campus: read the renewal of %s: %w", service, err)
+	}
+	return time.UnixMilli(ms), false, nil
+}
+
 // SQLSessions is a Sessions kept in the host's database (table
-// campus_sessions, migrations 200 and 210), shared by CLI commands and a
+// campus_sessions, migrations 200, 210 and 213), shared by CLI commands and a
 // running `harness serve`. The token and cookies of a session are sealed
 // with the data directory's vault.Box (column sealed, label
 // "campus_sessions/SERVICE"); rows written before migration 210 in plain

@@ -399,8 +399,10 @@ func (s *Signer) signIn(ctx context.Context, service string, token func(App) (st
 var ErrNoRemembered = errors.New("the password is not remembered")
 
 // RenewEvery is the least time between two silent renewals of one
-// service: a service that refuses a fresh session is not sent to IAAA again
-// and again (each plugin request could otherwise cost a sign-in).
+// service, in this process and, with SQLSessions, in any process on the
+// database: a service that refuses a fresh session is not sent to IAAA
+// again and again (each plugin request, each CLI command, could otherwise
+// cost a sign-in).
 const RenewEvery = time.Minute
 
 // Renew signs in to service again with the remembered password of its
@@ -443,6 +445,16 @@ func (s *Signer) Renew(ctx context.Context, service string) error {
 	}
 	if !ok {
 		return ErrNoRemembered
+	}
+	// Another process (each CLI command is one) may have renewed it just now.
+	if c, isSQL := s.Sessions.(*SQLSessions); isSQL {
+		last, claimed, err := c.claimRenewal(ctx, service, now, RenewEvery)
+		if err != nil {
+			return err
+		}
+		if !claimed && !last.IsZero() {
+			return fmt.Errorf("signed in again %s ago and the service still refuses the session", now.Sub(last).Round(time.Second))
+		}
 	}
 	if s.renewed == nil {
 		s.renewed = map[string]time.Time{}

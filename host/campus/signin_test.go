@@ -484,3 +484,35 @@ func TestHopRedirectsAsDocumented(t *testing.T) {
 		t.Errorf("elective on a stand-in: %+v", got)
 	}
 }
+
+// A service that refuses every session, even a fresh one, costs one IAAA sign-in per RenewEvery,
+// not one per process: each `harness tool run` is a process of its own, with a Signer of its own.
+func TestRenewPacedAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	r.acc.Save(ctx, AccountIAAA, campustest.User, campustest.Password, true, time.Now())
+	if res := r.signer.SignIn(ctx, "card", campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+		t.Fatal(res.Err)
+	}
+	before := r.stand.Count("iaaa POST /iaaa/oauthlogin.do")
+	for i := 0; i < 3; i++ {
+		r.stand.Expire("card")
+		sg := &Signer{Sessions: NewSQLSessions(r.db), Accounts: NewAccounts(r.db), Bases: r.stand.Bases()}
+		c := &Client{Sessions: sg.Sessions, Bases: r.stand.Bases(), Renew: sg.Renew}
+		req, _ := http.NewRequest("GET", "/berserker-app/ykt/tsm/queryCard", nil)
+		resp, err := c.Do(ctx, "card", req)
+		if i == 0 {
+			if err != nil {
+				t.Fatalf("first renewal: %v", err)
+			}
+			resp.Body.Close()
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "the service still refuses the session") {
+			t.Fatalf("process %d: %v", i, err)
+		}
+	}
+	if n := r.stand.Count("iaaa POST /iaaa/oauthlogin.do") - before; n != 1 {
+		t.Fatalf("%d IAAA sign-ins from three processes within a minute, want 1", n)
+	}
+}
