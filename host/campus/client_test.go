@@ -2,6 +2,7 @@ package campus
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/host/campus/campustest"
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -287,5 +289,33 @@ func TestHTTP1Only(t *testing.T) {
 	resp.Body.Close()
 	if proto != "HTTP/2.0" {
 		t.Fatalf("control: the server saw %s", proto)
+	}
+}
+
+// The Treehole stand-in holds a JWT to the device id it was issued for (pku-services.md §5.1,
+// §5.2), so a client that sent another device's uuid header would be caught.
+func TestTreeholeDeviceKept(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	if res := r.signer.SignIn(ctx, "treehole", campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+		t.Fatal(res.Err)
+	}
+	get := func() error {
+		req, _ := http.NewRequest("GET", "/chapi/api/v3/hole/list", nil)
+		resp, err := r.client.Do(ctx, "treehole", req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := r.ss.Get(ctx, "treehole")
+	s.Device = "0123456789ab"
+	r.ss.Put(ctx, s)
+	var ne *NotSignedInError
+	if err := get(); !errors.As(err, &ne) {
+		t.Fatalf("another device's uuid: %v", err)
 	}
 }
