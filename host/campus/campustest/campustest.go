@@ -103,6 +103,7 @@ type Stand struct {
 	qr      map[string]int             // JSESSIONID → polls
 	bind    map[string]int             // IAAA JSESSIONID → binding step done
 	devices map[string]string          // Treehole JWT → the device id it was issued for
+	smsSent time.Time                  // when Treehole last texted a login code
 	issued  []string
 	// Log records every request as "name METHOD path", for tests.
 	Log []string
@@ -561,6 +562,12 @@ func (s *Stand) treehole(w http.ResponseWriter, r *http.Request) {
 	case "/chapi/version":
 		env(20000, "success", map[string]any{"version": "2.0.0"})
 	case "/chapi/api/jwt_send_msg":
+		// §5.3: a second send while the first code is valid answers success false with 未过期.
+		if !s.smsSent.IsZero() && s.now().Sub(s.smsSent) < time.Minute {
+			env(40004, "验证码还未过期", nil)
+			return
+		}
+		s.smsSent = s.now()
 		env(20000, "发送成功", map[string]any{})
 	case "/chapi/api/jwt_msg_verify":
 		if body["valid_code"] != SMSCode {
