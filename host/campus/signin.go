@@ -317,8 +317,9 @@ func (s *Signer) iaaaToken(ctx context.Context, app App, user, password, typed s
 }
 
 // SignIn signs in to service with user and password: IAAA for the hop's
-// app and the hop (or, for ITS, the hop alone), in one cookie jar, and
-// stores the session.
+// app, in a cookie jar of its own, then the hop (or, for ITS, the hop
+// alone) in another, both new for this sign-in and following no
+// redirects, and stores the session.
 func (s *Signer) SignIn(ctx context.Context, service, user, password string, opt SignInOptions) Result {
 	return s.signIn(ctx, service, func(app App) (string, error) {
 		return s.iaaaToken(ctx, app, user, password, opt.OTPCode)
