@@ -319,3 +319,40 @@ func TestTreeholeDeviceKept(t *testing.T) {
 		t.Fatalf("another device's uuid: %v", err)
 	}
 }
+
+// Plugins never sign in (pku-services.md §2): a plugin request to a service's sign-in step, e.g.
+// with an IAAA token of another account, would put that account's session in the person's
+// stored one (cookies a reply sets are kept). The client refuses them before they are sent.
+func TestSignInPathsRefused(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	for _, svc := range []string{"card", "its", "treehole", "elective", "cwfw"} {
+		if res := r.signer.SignIn(ctx, svc, campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+			t.Fatal(res.Err)
+		}
+	}
+	before := len(r.stand.Log)
+	for _, tc := range []struct{ service, method, url string }{
+		{"treehole", "GET", "/chapi/cas_iaaa_login?version=3&uuid=0123456789ab&plat=web&token=iaaa-other"},
+		{"treehole", "GET", "/chapi//cas_iaaa_login?token=x"},
+		{"card", "GET", "/berserker-auth/cas/login/pku?token=ST-other&targetUrl=x"},
+		{"its", "POST", "/cas/webLogin"},
+		{"its", "POST", "/cas/ITSweb"},
+		{"its", "POST", "/CAS/webLogin"},
+		{"elective", "GET", "/elective2008/ssoLogin.do?_rand=0.1&token=iaaa-other"},
+		{"cwfw", "GET", "/WFManager/home2.jsp?token=iaaa-other"},
+	} {
+		req, _ := http.NewRequest(tc.method, tc.url, nil)
+		if _, err := r.client.Do(ctx, tc.service, req); err == nil || !strings.Contains(err.Error(), "sign-in") {
+			t.Errorf("%s %s: %v", tc.service, tc.url, err)
+		}
+	}
+	if len(r.stand.Log) != before {
+		t.Errorf("sent: %v", r.stand.Log[before:])
+	}
+	// The same pages without a token are ordinary pages.
+	req, _ := http.NewRequest("GET", "/WFManager/home2.jsp", nil)
+	if _, err := r.client.Do(ctx, "cwfw", req); err != nil {
+		t.Fatal(err)
+	}
+}

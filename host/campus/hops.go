@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +77,41 @@ var Hops = []Hop{
 		facts: "assumed: pku-services.md has no library facts"},
 	&cookieHop{service: "library-space", appID: "seat", path: "/login/iaaa",
 		facts: "assumed: pku-services.md has no library-space facts"},
+}
+
+// signInStep says whether a request to service for u is one of the
+// service's own sign-in steps (its hop's exchange, or ITS's account forms),
+// which only the host sends (pku-services.md §2: plugins never sign in).
+// A plugin that sent one, say with an IAAA token of another account, would
+// put that account's session in the person's stored one, since cookies a
+// reply sets are kept. Paths are compared as servers route them: cleaned,
+// without ;parameters, in any case.
+func signInStep(service string, u *url.URL) bool {
+	segs := strings.Split(u.Path, "/")
+	for i, sg := range segs {
+		if j := strings.IndexByte(sg, ';'); j >= 0 {
+			segs[i] = sg[:j]
+		}
+	}
+	p := strings.ToLower(path.Clean("/" + strings.Join(segs, "/")))
+	switch service {
+	case "treehole":
+		return p == "/chapi/cas_iaaa_login"
+	case "card":
+		return strings.HasPrefix(p, "/berserker-auth/")
+	case "its":
+		return p == "/cas/weblogin" || p == "/cas/itsweb"
+	}
+	h, ok := HopFor(service).(*cookieHop)
+	if !ok || p != strings.ToLower(h.path) {
+		return false
+	}
+	for k := range u.Query() {
+		if strings.EqualFold(k, "token") {
+			return true
+		}
+	}
+	return false
 }
 
 // HopFor returns the Hop of service, or nil.
