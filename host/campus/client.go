@@ -66,7 +66,8 @@ func (c *Client) Base(service string) string {
 
 // Do sends req to service, signed with the stored session. req.URL holds
 // only the path and query (interp.CampusClient). Errors: an unknown
-// service; *NotSignedInError when there is no session, or it lacks the
+// service; a request to one of the service's sign-in steps (signInStep),
+// which only the host sends; *NotSignedInError when there is no session, or it lacks the
 // token the service needs; a URL with a scheme or host; the transport's
 // error. A reply's Set-Cookie headers are merged into the stored session.
 func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*http.Response, error) {
@@ -76,6 +77,9 @@ func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*ht
 	}
 	if req.URL.Scheme != "" || req.URL.Host != "" || !strings.HasPrefix(req.URL.Path, "/") {
 		return nil, fmt.Errorf("campus %s: the url must be a path starting with / (got %q)", service, req.URL.String())
+	}
+	if signInStep(service, req.URL) {
+		return nil, fmt.Errorf("campus %s: %s is the service's sign-in, which only the host does: sign in with harness campus login %s", service, req.URL.Path, service)
 	}
 	var body []byte
 	if req.Body != nil {
@@ -107,6 +111,9 @@ func (c *Client) Do(ctx context.Context, service string, req *http.Request) (*ht
 		sess, ok, err := c.Sessions.Get(ctx, service)
 		if err != nil {
 			return nil, err
+		}
+		if ok && sess.unopened {
+			return nil, &NotSignedInError{Service: service, Reason: "the stored session was sealed with another key (the key file beside the data directory was lost or replaced, or the row is damaged)"}
 		}
 		if !ok || (svc.Needs == CredToken && sess.Token == "") || (svc.Needs == CredCookie && len(sess.Cookies) == 0 && sess.Token == "") {
 			return nil, &NotSignedInError{Service: service}

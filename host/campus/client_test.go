@@ -2,6 +2,7 @@ package campus
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/host/campus/campustest"
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -287,5 +289,70 @@ func TestHTTP1Only(t *testing.T) {
 	resp.Body.Close()
 	if proto != "HTTP/2.0" {
 		t.Fatalf("control: the server saw %s", proto)
+	}
+}
+
+// The Treehole stand-in holds a JWT to the device id it was issued for (pku-services.md §5.1,
+// §5.2), so a client that sent another device's uuid header would be caught.
+func TestTreeholeDeviceKept(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	if res := r.signer.SignIn(ctx, "treehole", campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+		t.Fatal(res.Err)
+	}
+	get := func() error {
+		req, _ := http.NewRequest("GET", "/chapi/api/v3/hole/list", nil)
+		resp, err := r.client.Do(ctx, "treehole", req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := r.ss.Get(ctx, "treehole")
+	s.Device = "0123456789ab"
+	r.ss.Put(ctx, s)
+	var ne *NotSignedInError
+	if err := get(); !errors.As(err, &ne) {
+		t.Fatalf("another device's uuid: %v", err)
+	}
+}
+
+// Plugins never sign in (pku-services.md §2): a plugin request to a service's sign-in step, e.g.
+// with an IAAA token of another account, would put that account's session in the person's
+// stored one (cookies a reply sets are kept). The client refuses them before they are sent.
+func TestSignInPathsRefused(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	for _, svc := range []string{"card", "its", "treehole", "elective", "cwfw"} {
+		if res := r.signer.SignIn(ctx, svc, campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+			t.Fatal(res.Err)
+		}
+	}
+	before := len(r.stand.Log)
+	for _, tc := range []struct{ service, method, url string }{
+		{"treehole", "GET", "/chapi/cas_iaaa_login?version=3&uuid=0123456789ab&plat=web&token=iaaa-other"},
+		{"treehole", "GET", "/chapi//cas_iaaa_login?token=x"},
+		{"card", "GET", "/berserker-auth/cas/login/pku?token=ST-other&targetUrl=x"},
+		{"its", "POST", "/cas/webLogin"},
+		{"its", "POST", "/cas/ITSweb"},
+		{"its", "POST", "/CAS/webLogin"},
+		{"elective", "GET", "/elective2008/ssoLogin.do?_rand=0.1&token=iaaa-other"},
+		{"cwfw", "GET", "/WFManager/home2.jsp?token=iaaa-other"},
+	} {
+		req, _ := http.NewRequest(tc.method, tc.url, nil)
+		if _, err := r.client.Do(ctx, tc.service, req); err == nil || !strings.Contains(err.Error(), "sign-in") {
+			t.Errorf("%s %s: %v", tc.service, tc.url, err)
+		}
+	}
+	if len(r.stand.Log) != before {
+		t.Errorf("sent: %v", r.stand.Log[before:])
+	}
+	// The same pages without a token are ordinary pages.
+	req, _ := http.NewRequest("GET", "/WFManager/home2.jsp", nil)
+	if _, err := r.client.Do(ctx, "cwfw", req); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,7 +25,8 @@
 // (migration 212). A request for a service without a usable session fails
 // with NotSignedInError, "not signed in to SERVICE: …: run harness campus
 // login SERVICE". Cookies a service sets in its replies are merged into the
-// stored session, as a cookie jar would keep them.
+// stored session, as a cookie jar would keep them; a request to one of the
+// service's own sign-in steps is therefore refused (only the host signs in).
 //
 // The stand-ins in package campustest follow the same facts, so every flow
 // is tested without the real services.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -63,17 +64,54 @@ var Hops = []Hop{
 	&cookieHop{service: "blackboard", appID: "blackboard", path: "/webapps/bb-sso-BBLEARN/execute/authValidate/campusLogin",
 		facts: "appid from pku-services.md §2.1; the redirect path is assumed (§2.1 says only that it is a constant in pkucli)"},
 	&cookieHop{service: "elective", appID: "syllabus", path: "/elective2008/ssoLogin.do",
-		facts: "appid and redirect from pku-services.md §2.1 (appid syllabus, §13 item 5); the exchange (cookies set by the redirect) is assumed"},
+		redirect: "http://elective.pku.edu.cn:80/elective2008/ssoLogin.do",
+		facts:    "appid and redirect from pku-services.md §2.1 (appid syllabus, §13 item 5); the exchange (cookies set by the redirect) is assumed"},
 	&cookieHop{service: "cwfw", appID: "IIPF", path: "/WFManager/home2.jsp",
 		facts: "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
 	&cookieHop{service: "cwpay", appID: "cwsf", path: "/login/iaaa",
 		facts: "assumed: pku-services.md has no appid or redirect for cwpay"},
 	&cookieHop{service: "bdkj", appID: "bdkj", path: "/login/oauth",
-		facts: "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
+		redirect: "http://bdkj.pku.edu.cn/login/oauth",
+		facts:    "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
 	&cookieHop{service: "library", appID: "lib", path: "/portal/iaaa/login",
 		facts: "assumed: pku-services.md has no library facts"},
 	&cookieHop{service: "library-space", appID: "seat", path: "/login/iaaa",
 		facts: "assumed: pku-services.md has no library-space facts"},
+}
+
+// signInStep says whether a request to service for u is one of the
+// service's own sign-in steps (its hop's exchange, or ITS's account forms),
+// which only the host sends (pku-services.md §2: plugins never sign in).
+// A plugin that sent one, say with an IAAA token of another account, would
+// put that account's session in the person's stored one, since cookies a
+// reply sets are kept. Paths are compared as servers route them: cleaned,
+// without ;parameters, in any case.
+func signInStep(service string, u *url.URL) bool {
+	segs := strings.Split(u.Path, "/")
+	for i, sg := range segs {
+		if j := strings.IndexByte(sg, ';'); j >= 0 {
+			segs[i] = sg[:j]
+		}
+	}
+	p := strings.ToLower(path.Clean("/" + strings.Join(segs, "/")))
+	switch service {
+	case "treehole":
+		return p == "/chapi/cas_iaaa_login"
+	case "card":
+		return strings.HasPrefix(p, "/berserker-auth/")
+	case "its":
+		return p == "/cas/weblogin" || p == "/cas/itsweb"
+	}
+	h, ok := HopFor(service).(*cookieHop)
+	if !ok || p != strings.ToLower(h.path) {
+		return false
+	}
+	for k := range u.Query() {
+		if strings.EqualFold(k, "token") {
+			return true
+		}
+	}
+	return false
 }
 
 // HopFor returns the Hop of service, or nil.
@@ -307,9 +345,11 @@ func (cardHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	return s, nil
 }
 
+// sameHost says whether u is on base's host name (ports aside: elective's
+// documented redirect names port 80, its base none).
 func sameHost(u *url.URL, base string) bool {
 	b, err := url.Parse(base)
-	return err == nil && strings.EqualFold(u.Host, b.Host)
+	return err == nil && strings.EqualFold(u.Hostname(), b.Hostname())
 }
 
 // jwtExpiry reads the exp claim (Unix seconds) of a JWT without checking
@@ -360,7 +400,7 @@ func (itsHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 2<<20))
 	resp.Body.Close()
 	if msg, ok := itsAlert(string(b)); ok {
-		return nil, fmt.Errorf("its: %s", msg)
+		return nil, &ITSRefusal{Msg: msg}
 	}
 	if resp.StatusCode/100 != 2 && resp.StatusCode/100 != 3 {
 		return nil, fmt.Errorf("its webLogin: HTTP %d", resp.StatusCode)
@@ -371,6 +411,16 @@ func (itsHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	}
 	return &Session{Service: "its", Cookies: ck, Created: in.Now.UTC()}, nil
 }
+
+// ITSRefusal is ITS's refusal of the account at sign-in: the message of
+// its failure page's alert (pku-services.md §9). Error is "its: MSG".
+type ITSRefusal struct {
+	// Msg is ITS's own message, e.g. 账号或密码错误.
+	Msg string
+}
+
+// Error implements error.
+func (e *ITSRefusal) Error() string { return "its: " + e.Msg }
 
 // itsAlert finds ITS's failure page: alert("…") in a script followed by
 // history.go(-1) or history.back() (§9 quirk: an alert alone is not an
@@ -401,12 +451,20 @@ func itsAlert(page string) (string, bool) {
 // the rest); facts says which parts are assumed.
 type cookieHop struct {
 	service, appID, path, facts string
+	// redirect is the redirect URL the facts give when it is not the
+	// service's Base and path (elective and bdkj register http URLs,
+	// pku-services.md §2.1); a stand-in's base replaces it.
+	redirect string
 }
 
 func (h *cookieHop) Service() string { return h.service }
 
 func (h *cookieHop) App(in *HopInput) (App, bool) {
-	return App{ID: h.appID, Redirect: in.Base(h.service) + h.path}, true
+	base := in.Base(h.service)
+	if svc := Lookup(h.service); h.redirect != "" && svc != nil && base == svc.Base {
+		return App{ID: h.appID, Redirect: h.redirect}, true
+	}
+	return App{ID: h.appID, Redirect: base + h.path}, true
 }
 
 // Facts says which parts of the hop are documented and which assumed.
@@ -414,7 +472,8 @@ func (h *cookieHop) Facts() string { return h.facts }
 
 func (h *cookieHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 	base := in.Base(h.service)
-	u := base + h.path
+	app, _ := h.App(in)
+	u := app.Redirect // where IAAA would send the browser with the token
 	sep := "?"
 	if strings.Contains(u, "?") {
 		sep = "&"

@@ -35,6 +35,12 @@ type Session struct {
 	// said it ends (zero when unknown).
 	Created time.Time `json:"created"`
 	Expires time.Time `json:"expires,omitzero"`
+
+	// unopened is set on a stored session whose sealed part does not open
+	// with the data directory's key: the key was lost or replaced (the
+	// vault then made a new one), or the row was damaged. It holds no
+	// token or cookies and reads as not signed in.
+	unopened bool
 }
 
 // CookieHeader returns the cookies as a Cookie header value, names sorted,
@@ -161,8 +167,37 @@ func init() {
 ALTER TABLE campus_sessions ADD COLUMN sealed BLOB; -- vault-sealed JSON {token, cookies}; token and cookies then empty`})
 }
 
+func init() {
+	store.Register(store.Migration{Version: 213, Name: "campus sessions renewed", SQL: `
+ALTER TABLE campus_sessions ADD COLUMN renewed_at INTEGER NOT NULL DEFAULT 0; -- Unix ms of the last silent renewal (Signer.Renew), 0 when none`})
+}
+
+// claimRenewal records a silent renewal of service at now unless one was
+// recorded less than every ago, in any process on the database; ok is
+// false with the time of that one when it was. A service without a row
+// is not claimed (ok false, last zero).
+func (q *SQLSessions) claimRenewal(ctx context.Context, service string, now time.Time, every time.Duration) (last time.Time, ok bool, err error) {
+	res, err := q.DB.ExecContext(ctx, `UPDATE campus_sessions SET renewed_at = ? WHERE service = ? AND renewed_at <= ?`,
+		now.UnixMilli(), service, now.Add(-every).UnixMilli())
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("campus: record the renewal of %s: %w", service, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return time.Time{}, true, nil
+	}
+	var ms int64
+	err = q.DB.QueryRowContext(ctx, `SELECT renewed_at FROM campus_sessions WHERE service = ?`, service).Scan(&ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("campus: read the renewal of %s: %w", service, err)
+	}
+	return time.UnixMilli(ms), false, nil
+}
+
 // SQLSessions is a Sessions kept in the host's database (table
-// campus_sessions, migrations 200 and 210), shared by CLI commands and a
+// campus_sessions, migrations 200, 210 and 213), shared by CLI commands and a
 // running `harness serve`. The token and cookies of a session are sealed
 // with the data directory's vault.Box (column sealed, label
 // "campus_sessions/SERVICE"); rows written before migration 210 in plain
@@ -254,7 +289,9 @@ func (q *SQLSessions) seal(service string, s *Session) ([]byte, error) {
 
 const sessionColumns = `service, token, cookies, device, created_at, expires_at, sealed`
 
-// Get implements Sessions.
+// Get implements Sessions. A row sealed with another key (the key file
+// lost or replaced) comes back holding nothing, and a request with it
+// fails with NotSignedInError saying so; List leaves such rows out.
 func (q *SQLSessions) Get(ctx context.Context, service string) (*Session, bool, error) {
 	if _, err := q.box(ctx); err != nil {
 		return nil, false, err
@@ -283,6 +320,12 @@ func (q *SQLSessions) scanSession(scan func(...any) error) (*Session, error) {
 	}
 	if sealed != nil {
 		plain, err := q.Box.Open("campus_sessions/"+s.Service, sealed)
+		if errors.Is(err, vault.ErrOpen) {
+			// Another key sealed it: not signed in, and the next sign-in replaces it.
+			s.Cookies, s.unopened = nil, true
+			s.Created = time.UnixMilli(created).UTC()
+			return &s, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -350,7 +393,9 @@ func (q *SQLSessions) List(ctx context.Context) ([]*Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("campus: list sessions: %w", err)
 		}
-		out = append(out, s)
+		if !s.unopened {
+			out = append(out, s)
+		}
 	}
 	return out, rows.Err()
 }

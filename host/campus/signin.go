@@ -99,7 +99,8 @@ func (a *Accounts) User(ctx context.Context, account string) (user string, remem
 }
 
 // Password returns the remembered password of account; ok is false when
-// the person did not let the host remember it.
+// the person did not let the host remember it, or it was sealed with a key
+// that is gone (the key file lost or replaced).
 func (a *Accounts) Password(ctx context.Context, account string) (user, password string, ok bool, err error) {
 	box, err := a.box()
 	if err != nil {
@@ -114,10 +115,27 @@ func (a *Accounts) Password(ctx context.Context, account string) (user, password
 		return "", "", false, fmt.Errorf("campus: read the %s account: %w", account, err)
 	}
 	plain, err := box.Open("campus_accounts/"+account+"/"+user, sealed)
+	if errors.Is(err, vault.ErrOpen) {
+		// Sealed with a key that is gone: as good as not remembered.
+		return "", "", false, nil
+	}
 	if err != nil {
 		return "", "", false, err
 	}
 	return user, string(plain), true, nil
+}
+
+// ForgetPassword forgets the remembered password of account and keeps its
+// user name; an account that is not stored gets a row with the user name
+// user and no password, so that nothing falls back to another account's
+// password for it (Signer.Renew for ITS).
+func (a *Accounts) ForgetPassword(ctx context.Context, account, user string, now time.Time) error {
+	_, err := a.DB.ExecContext(ctx, `INSERT INTO campus_accounts (account, username, sealed, updated_at) VALUES (?, ?, NULL, ?)
+		ON CONFLICT (account) DO UPDATE SET sealed = NULL, updated_at = excluded.updated_at`, account, user, now.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("campus: forget the %s password: %w", account, err)
+	}
+	return nil
 }
 
 // Forget deletes account (its user name and any remembered password).
@@ -165,6 +183,9 @@ func (a *Accounts) PendingBind(ctx context.Context) (*BindState, bool, error) {
 		return nil, false, fmt.Errorf("campus: read the pending binding: %w", err)
 	}
 	plain, err := box.Open("campus_pending/bind", sealed)
+	if errors.Is(err, vault.ErrOpen) {
+		return nil, false, nil // sealed with a key that is gone: start the binding again
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -296,8 +317,9 @@ func (s *Signer) iaaaToken(ctx context.Context, app App, user, password, typed s
 }
 
 // SignIn signs in to service with user and password: IAAA for the hop's
-// app and the hop (or, for ITS, the hop alone), in one cookie jar, and
-// stores the session.
+// app, in a cookie jar of its own, then the hop (or, for ITS, the hop
+// alone) in another, both new for this sign-in and following no
+// redirects, and stores the session.
 func (s *Signer) SignIn(ctx context.Context, service, user, password string, opt SignInOptions) Result {
 	return s.signIn(ctx, service, func(app App) (string, error) {
 		return s.iaaaToken(ctx, app, user, password, opt.OTPCode)
@@ -378,14 +400,20 @@ func (s *Signer) signIn(ctx context.Context, service string, token func(App) (st
 var ErrNoRemembered = errors.New("the password is not remembered")
 
 // RenewEvery is the least time between two silent renewals of one
-// service: a service that refuses a fresh session is not sent to IAAA again
-// and again (each plugin request could otherwise cost a sign-in).
+// service, in this process and, with SQLSessions, in any process on the
+// database: a service that refuses a fresh session is not sent to IAAA
+// again and again (each plugin request, each CLI command, could otherwise
+// cost a sign-in).
 const RenewEvery = time.Minute
 
 // Renew signs in to service again with the remembered password of its
-// account (ITS's own, or IAAA's), leaving any SMS check pending. It is the
-// campus client's Renew. Errors: ErrNoRemembered; a renewal of the same
-// service less than RenewEvery ago; the sign-in's.
+// account (ITS's own, or IAAA's when ITS has no account of its own),
+// leaving any SMS check pending. It is the campus client's Renew. A
+// password that IAAA or ITS refuses (*IAAAError, *ITSRefusal) is tried
+// only this once: IAAA locks an account after failed attempts, so it is
+// forgotten (for ITS falling back to IAAA's, ITS stops falling back and
+// IAAA's is kept). Errors: ErrNoRemembered; a renewal of the same service
+// less than RenewEvery ago; the sign-in's.
 func (s *Signer) Renew(ctx context.Context, service string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -404,19 +432,47 @@ func (s *Signer) Renew(ctx context.Context, service string) error {
 	if err != nil {
 		return err
 	}
+	fallback := false
 	if !ok && account == AccountITS {
-		user, pw, ok, err = s.Accounts.Password(ctx, AccountIAAA)
-		if err != nil {
+		if _, _, own, err := s.Accounts.User(ctx, AccountITS); err != nil {
 			return err
+		} else if !own {
+			user, pw, ok, err = s.Accounts.Password(ctx, AccountIAAA)
+			if err != nil {
+				return err
+			}
+			fallback = true
 		}
 	}
 	if !ok {
 		return ErrNoRemembered
+	}
+	// Another process (each CLI command is one) may have renewed it just now.
+	if c, isSQL := s.Sessions.(*SQLSessions); isSQL {
+		last, claimed, err := c.claimRenewal(ctx, service, now, RenewEvery)
+		if err != nil {
+			return err
+		}
+		if !claimed && !last.IsZero() {
+			return fmt.Errorf("signed in again %s ago and the service still refuses the session", now.Sub(last).Round(time.Second))
+		}
 	}
 	if s.renewed == nil {
 		s.renewed = map[string]time.Time{}
 	}
 	s.renewed[service] = now
 	r := s.SignIn(ctx, service, user, pw, SignInOptions{})
+	var ie *IAAAError
+	var ir *ITSRefusal
+	if r.Err != nil && (errors.As(r.Err, &ie) || errors.As(r.Err, &ir)) {
+		forget := account
+		if fallback {
+			forget = AccountITS
+		}
+		if err := s.Accounts.ForgetPassword(ctx, forget, user, now); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w; the remembered password is forgotten, so it is not tried again", r.Err)
+	}
 	return r.Err
 }

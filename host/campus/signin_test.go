@@ -326,7 +326,7 @@ func TestExpiredSessionRenewal(t *testing.T) {
 	r.acc.Save(ctx, AccountIAAA, campustest.User, "changed-since", true, time.Now())
 	req, _ = http.NewRequest("POST", "/berserker-app/ykt/tsm/queryCard", strings.NewReader(`{}`))
 	_, err = r.client.Do(ctx, "card", req)
-	if err == nil || !strings.Contains(err.Error(), "signing in again failed: IAAA: wrong user name or password: run harness campus login card") {
+	if err == nil || !strings.Contains(err.Error(), "signing in again failed: IAAA: wrong user name or password; the remembered password is forgotten, so it is not tried again: run harness campus login card") {
 		t.Fatalf("failed renewal: %v", err)
 	}
 }
@@ -355,6 +355,10 @@ func TestTreeholeSMSLater(t *testing.T) {
 	}
 	if msg, err := TreeholeSMS(ctx, r.client, ""); err != nil || msg != "发送成功" {
 		t.Fatalf("send: %q %v", msg, err)
+	}
+	// Sent again while the first code is valid: Treehole says 未过期, which counts as sent.
+	if msg, err := TreeholeSMS(ctx, r.client, ""); err != nil || msg != "验证码还未过期" {
+		t.Fatalf("send again: %q %v", msg, err)
 	}
 	if _, err := TreeholeSMS(ctx, r.client, "000000"); err == nil || err.Error() != "treehole: 验证码错误" {
 		t.Fatalf("wrong code: %v", err)
@@ -402,5 +406,117 @@ func TestCardReplyKeptWhole(t *testing.T) {
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{"code":401,"success":false,"message":"登录已过期"}`))}
 	if why := Lookup("card").expiredReply(resp); why != "the session expired (card: 登录已过期)" {
 		t.Fatalf("got %q", why)
+	}
+}
+
+// IAAA locks an account after failed attempts: a remembered password that IAAA (or ITS) refuses
+// is tried once, then forgotten, so neither a later request, another service, another minute nor
+// another process sends it again.
+func TestWrongRememberedPasswordTriedOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, svc := range []string{"card", "its"} {
+		t.Run(svc, func(t *testing.T) {
+			r := newRig(t)
+			others := map[string][]string{"card": {"treehole"}}[svc]
+			for _, s := range append([]string{svc}, others...) {
+				if res := r.signer.SignIn(ctx, s, campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+					t.Fatal(res.Err)
+				}
+			}
+			// The password changed since the host remembered it.
+			r.acc.Save(ctx, AccountIAAA, campustest.User, "changed-since", true, time.Now())
+			r.stand.Expire(svc)
+			r.stand.Expire("treehole")
+			attempts := func() int {
+				return r.stand.Count("iaaa POST /iaaa/oauthlogin.do") + r.stand.Count("its POST /cas/webLogin")
+			}
+			before := attempts()
+			path := map[string]string{"card": "/berserker-app/ykt/tsm/queryCard", "its": "/netportal/itsUtil?operation=info"}[svc]
+			req, _ := http.NewRequest("GET", path, nil)
+			_, err := r.client.Do(ctx, svc, req)
+			if err == nil || !strings.Contains(err.Error(), "the remembered password is forgotten") || !strings.HasSuffix(err.Error(), "run harness campus login "+svc) {
+				t.Fatalf("first refusal: %v", err)
+			}
+			// ITS refused the IAAA password it fell back to: ITS no longer falls back to it (its
+			// own account may differ), IAAA's is left for IAAA to judge.
+			account := map[string]string{"card": AccountIAAA, "its": AccountITS}[svc]
+			if _, remembered, _, _ := r.acc.User(ctx, account); remembered {
+				t.Error("the refused password is still remembered")
+			}
+			later := time.Now().Add(RenewEvery + time.Second)
+			r.signer.Now = func() time.Time { return later }
+			for _, s := range append(append([]string{svc}, others...), svc) {
+				p := map[string]string{"treehole": "/chapi/api/v3/hole/list"}[s]
+				if p == "" {
+					p = path
+				}
+				req, _ := http.NewRequest("GET", p, nil)
+				var ne *NotSignedInError
+				if _, err := r.client.Do(ctx, s, req); !errors.As(err, &ne) {
+					t.Fatalf("%s after the refusal: %v", s, err)
+				}
+			}
+			// Another process: a fresh Signer on the same database.
+			fresh := &Signer{Sessions: r.ss, Accounts: NewAccounts(r.db), Bases: r.stand.Bases()}
+			if err := fresh.Renew(ctx, svc); !errors.Is(err, ErrNoRemembered) {
+				t.Fatalf("another process: %v", err)
+			}
+			if n := attempts() - before; n != 1 {
+				t.Fatalf("the wrong password was sent %d times, want once", n)
+			}
+		})
+	}
+}
+
+// IAAA issues its token for the redirect URL the service registered: the hops ask for the URLs of
+// pku-services.md §2.1 exactly (elective and bdkj over http), and a stand-in's base when one is set.
+func TestHopRedirectsAsDocumented(t *testing.T) {
+	s := &Signer{Sessions: &MemorySessions{}}
+	want := map[string]App{
+		"card":     {ID: "portal2017", Redirect: "https://portal.pku.edu.cn/portal2017/ssoLogin.do"},
+		"elective": {ID: "syllabus", Redirect: "http://elective.pku.edu.cn:80/elective2008/ssoLogin.do"},
+		"bdkj":     {ID: "bdkj", Redirect: "http://bdkj.pku.edu.cn/login/oauth"},
+		"cwfw":     {ID: "IIPF", Redirect: "https://cwfw.pku.edu.cn/WFManager/home2.jsp"},
+	}
+	for svc, w := range want {
+		if got, ok := s.App(context.Background(), svc); !ok || got != w {
+			t.Errorf("%s: %+v, want %+v", svc, got, w)
+		}
+	}
+	s.Bases = map[string]string{"elective": "http://127.0.0.1:9"}
+	if got, _ := s.App(context.Background(), "elective"); got.Redirect != "http://127.0.0.1:9/elective2008/ssoLogin.do" {
+		t.Errorf("elective on a stand-in: %+v", got)
+	}
+}
+
+// A service that refuses every session, even a fresh one, costs one IAAA sign-in per RenewEvery,
+// not one per process: each `harness tool run` is a process of its own, with a Signer of its own.
+func TestRenewPacedAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	r.acc.Save(ctx, AccountIAAA, campustest.User, campustest.Password, true, time.Now())
+	if res := r.signer.SignIn(ctx, "card", campustest.User, campustest.Password, SignInOptions{}); !res.OK {
+		t.Fatal(res.Err)
+	}
+	before := r.stand.Count("iaaa POST /iaaa/oauthlogin.do")
+	for i := 0; i < 3; i++ {
+		r.stand.Expire("card")
+		sg := &Signer{Sessions: NewSQLSessions(r.db), Accounts: NewAccounts(r.db), Bases: r.stand.Bases()}
+		c := &Client{Sessions: sg.Sessions, Bases: r.stand.Bases(), Renew: sg.Renew}
+		req, _ := http.NewRequest("GET", "/berserker-app/ykt/tsm/queryCard", nil)
+		resp, err := c.Do(ctx, "card", req)
+		if i == 0 {
+			if err != nil {
+				t.Fatalf("first renewal: %v", err)
+			}
+			resp.Body.Close()
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "the service still refuses the session") {
+			t.Fatalf("process %d: %v", i, err)
+		}
+	}
+	if n := r.stand.Count("iaaa POST /iaaa/oauthlogin.do") - before; n != 1 {
+		t.Fatalf("%d IAAA sign-ins from three processes within a minute, want 1", n)
 	}
 }

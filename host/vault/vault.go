@@ -119,15 +119,8 @@ func Open(dir string, kr Keyring) (*Box, error) {
 
 func open(dir string, kr Keyring) (*Box, error) {
 	path := KeyFile(dir)
-	if raw, err := os.ReadFile(path); err == nil {
-		st, err := os.Stat(path)
-		if err != nil {
-			return nil, fmt.Errorf("vault: %s: %w", path, err)
-		}
-		if st.Mode().Perm()&0o077 != 0 {
-			return nil, fmt.Errorf("vault: %s: mode %v lets others read the key; run chmod 600 %s", path, st.Mode().Perm(), path)
-		}
-		return fromText(string(raw), path)
+	if _, err := os.Lstat(path); err == nil {
+		return readKeyFile(path)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("vault: %s: %w", path, err)
 	}
@@ -152,20 +145,68 @@ func open(dir string, kr Keyring) (*Box, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("vault: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	// The key is written whole to a temporary file and linked into place, so
+	// another process that starts at the same time (harness serve and a CLI
+	// command) either wins and this one reads its key, or finds this one's
+	// complete; never a half-written file, never two keys.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return nil, fmt.Errorf("vault: write the key file: %w", err)
 	}
-	if _, err := f.WriteString(text + "\n"); err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("vault: write the key file %s: %w", path, err)
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, werr := f.WriteString(text + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
 	}
-	if err := f.Close(); err != nil {
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o600)
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("vault: write the key file %s: %w", path, werr)
+	}
+	err = os.Link(tmp, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		// A file system without hard links: create the file exclusively.
+		err = writeExclusive(path, text)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return readKeyFile(path) // another process wrote it first
+	}
+	if err != nil {
 		return nil, fmt.Errorf("vault: write the key file %s: %w", path, err)
 	}
 	b.Where = path
 	return b, nil
+}
+
+func writeExclusive(path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text + "\n"); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
+}
+
+// readKeyFile reads the key file at path, refusing one that others may read.
+func readKeyFile(path string) (*Box, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("vault: %s: %w", path, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("vault: %s: %w", path, err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("vault: %s: mode %v lets others read the key; run chmod 600 %s", path, st.Mode().Perm(), path)
+	}
+	return fromText(string(raw), path)
 }
 
 func fromText(s, where string) (*Box, error) {

@@ -128,3 +128,28 @@ func TestSealOpen(t *testing.T) {
 		t.Fatal("short key accepted")
 	}
 }
+
+// racingKeyring stands for another process (harness serve and a CLI command started together)
+// that writes the key file after this one found none and before it writes its own.
+type racingKeyring struct{ path, text string }
+
+func (racingKeyring) Get(string, string) (string, error) { return "", errors.New("not found") }
+func (r racingKeyring) Set(string, string, string) error {
+	os.WriteFile(r.path, []byte(r.text+"\n"), 0o600)
+	return errors.New("no keyring")
+}
+
+// Two processes making the first key at once agree on one key: the one that loses the race reads
+// the winner's file instead of failing (or, worse, using a key of its own).
+func TestKeyFileRace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	winner := strings.Repeat("A", 43) + "="
+	b, err := open(dir, racingKeyring{path: KeyFile(dir), text: winner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := fromText(winner, "")
+	if b.key != w.key {
+		t.Fatal("the process that lost the race uses a key of its own")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
@@ -27,6 +28,8 @@ import (
 // stand-ins handed out: API answers, the log, audit rows (through GET /v1/audit and the table),
 // the plugin-visible tool results, and the database file itself.
 func TestCampusSignInAPINoSecrets(t *testing.T) {
+	defer func(g time.Duration) { qrPollGap = g }(qrPollGap)
+	qrPollGap = 0 // the QR polls below come one after the other
 	st := campustest.New()
 	defer st.Close()
 	t.Setenv(campus.EndpointsEnv, st.Env())
@@ -211,5 +214,74 @@ func TestHostOpenSealsPlainRows(t *testing.T) {
 	}
 	if _, err := os.Stat(vault.KeyFile(dir)); err != nil {
 		t.Fatalf("no key file beside the data directory: %v", err)
+	}
+}
+
+// campusAPI serves the campus routes of a fresh host against the stand-ins.
+func campusAPI(t *testing.T) (*campustest.Stand, *httptest.Server) {
+	t.Helper()
+	st := campustest.New()
+	t.Cleanup(st.Close)
+	t.Setenv(campus.EndpointsEnv, st.Env())
+	t.Setenv("HARNESS_KEYRING", "off")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h, db, err := openHost(ctx, &hostFlags{data: filepath.Join(t.TempDir(), "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv := api.New(h, api.Options{})
+	if err := campusRoutes(ctx, h, srv); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return st, ts
+}
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// A wrong password given to POST /v1/campus/login for every service reaches IAAA once, not once
+// per service: IAAA locks an account after failed attempts.
+func TestCampusLoginAPIStopsAtRefusal(t *testing.T) {
+	st, ts := campusAPI(t)
+	code, m := postJSON(t, ts.URL+"/v1/campus/login", `{"username":"2000000000","password":"nope"}`)
+	if code != 200 {
+		t.Fatalf("%d %v", code, m)
+	}
+	if n := st.Count("iaaa POST /iaaa/oauthlogin.do") + st.Count("its POST /cas/webLogin"); n != 1 {
+		t.Fatalf("the wrong password was sent %d times, want once: %v", n, m)
+	}
+	if r := m["results"].([]any)[0].(map[string]any); r["code"] != "E01" {
+		t.Fatalf("%v", m)
+	}
+}
+
+// The web app decides how often it polls a QR sign-in; the host asks IAAA no more often than the
+// documented schedule (every 3 s, pku-services.md §2.3), however fast the polls come.
+func TestCampusQRPollPaced(t *testing.T) {
+	st, ts := campusAPI(t)
+	_, m := postJSON(t, ts.URL+"/v1/campus/qr", `{"service":"card"}`)
+	id, _ := m["id"].(string)
+	for i := 0; i < 20; i++ {
+		if code, m := postJSON(t, ts.URL+"/v1/campus/qr/poll", `{"id":"`+id+`"}`); code != 200 || m["status"] != "waiting" {
+			t.Fatalf("poll %d: %d %v", i, code, m)
+		}
+	}
+	if n := st.Count("iaaa POST /iaaa/oauthlogin4QRCode.do"); n != 1 {
+		t.Fatalf("20 quick polls asked IAAA %d times, want once", n)
 	}
 }

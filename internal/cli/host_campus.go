@@ -23,6 +23,7 @@ import (
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/host/vault"
 	"golang.org/x/term"
 )
 
@@ -62,7 +63,9 @@ func init() {
 		if err := campus.NewSQLSessions(db).MigratePlain(ctx); err != nil {
 			return nil, err
 		}
-		if _, _, err := abilities.OTPSecret(ctx, db); err != nil {
+		// A secret sealed with a key that is gone does not keep the host from opening: sign-in
+		// and otp.code say what to do about it.
+		if _, _, err := abilities.OTPSecret(ctx, db); err != nil && !errors.Is(err, vault.ErrOpen) {
 			return nil, err
 		}
 		c, err := newCampusClient(db)
@@ -88,6 +91,9 @@ func newSigner(db *store.DB) (*campus.Signer, error) {
 		Bases:    bases,
 		OTP: func(ctx context.Context) (string, bool, error) {
 			secret, ok, err := abilities.OTPSecret(ctx, db)
+			if errors.Is(err, vault.ErrOpen) {
+				return "", false, fmt.Errorf("the stored authenticator secret was sealed with another key (the key file beside the data directory was lost or replaced): set it again with harness otp set SECRET, or forget it with harness otp clear")
+			}
 			if err != nil || !ok {
 				return "", false, err
 			}
@@ -246,6 +252,7 @@ func campusLoginCmd(env *Env) int {
 			fmt.Fprintf(env.Stderr, "%s: a password is needed\n", name)
 			return ExitUsage
 		}
+		iaaaOK := false
 		for _, svc := range services {
 			var r campus.Result
 			if svc == "its" {
@@ -261,9 +268,8 @@ func campusLoginCmd(env *Env) int {
 				}
 			}
 			results = append(results, r)
-			var ie *campus.IAAAError
-			if errors.As(r.Err, &ie) && (ie.Code == "E01" || ie.Code == "E02") {
-				break // the same answer for every service
+			if stopSignIn(svc, r, &iaaaOK) {
+				break
 			}
 		}
 		ok := false
@@ -299,6 +305,20 @@ func campusLoginCmd(env *Env) int {
 	return code
 }
 
+// stopSignIn says whether a sign-in to several services with one password
+// stops after service's result r: IAAA refused the account (any
+// *campus.IAAAError, E01, E02 or a code it did not explain) before any
+// service signed in through IAAA with this password, so every other
+// service would only add failed attempts, which IAAA counts towards
+// locking the account. *iaaaOK records an IAAA service signed in.
+func stopSignIn(service string, r campus.Result, iaaaOK *bool) bool {
+	if r.OK && service != "its" {
+		*iaaaOK = true
+	}
+	var ie *campus.IAAAError
+	return !*iaaaOK && errors.As(r.Err, &ie)
+}
+
 // wantsOTP says whether IAAA's refusal err looks like a request for an
 // authenticator code that the person could type: no authenticator is
 // bound, none was typed, and IAAA's message names 令牌 or OTP (IAAA's code
@@ -330,7 +350,14 @@ func itsSignIn(ctx context.Context, sg *campus.Signer, p *prompter, user, pw str
 		}
 	}
 	r := sg.SignIn(ctx, "its", user, pw, campus.SignInOptions{})
-	if r.OK || !strings.HasPrefix(r.Error, "its: ") {
+	if r.OK {
+		// ITS takes the IAAA account: renewals fall back to it again.
+		if err := sg.Accounts.Forget(ctx, campus.AccountITS); err != nil {
+			return campus.Result{Service: "its", Err: err, Error: err.Error()}
+		}
+		return r
+	}
+	if !strings.HasPrefix(r.Error, "its: ") {
 		return r
 	}
 	fmt.Fprintf(p.out, "ITS refused the IAAA account (%s); the campus-network account may differ.\n", strings.TrimPrefix(r.Error, "its: "))
@@ -779,7 +806,15 @@ type qrEntry struct {
 	q       *campus.QRLogin
 	started time.Time
 	polls   int
+	asked   time.Time // the last poll sent to IAAA
 }
+
+// qrPollGap is the least time between two polls of one QR sign-in that
+// reach IAAA: the web app chooses how often it polls, the host keeps to
+// the documented schedule (campus.QRInterval, pku-services.md §2.3), less
+// the jitter so that a client polling on time is never held back. A poll
+// that comes sooner is answered "waiting" without asking IAAA.
+var qrPollGap = campus.QRInterval - campus.QRJitter
 
 // campusSignInRoutes are the sign-in routes of docs/HOST-API.md ("Campus
 // sign-in"), all POST with JSON bodies: login, qr, qr/poll, logout, bind,
@@ -838,7 +873,7 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			return err
 		}
 		var out []signInAnswer
-		anyOK := false
+		anyOK, iaaaOK := false, false
 		for _, svc := range body.Services {
 			var res campus.Result
 			if svc == "its" && body.ITS != nil && body.ITS.Username != "" && body.ITS.Password != "" {
@@ -850,9 +885,18 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 				}
 			} else {
 				res = sg.SignIn(r.Context(), svc, body.Username, body.Password, campus.SignInOptions{OTPCode: body.OTPCode})
+				if svc == "its" && res.OK {
+					// ITS takes the IAAA account: renewals fall back to it again.
+					if err := sg.Accounts.Forget(r.Context(), campus.AccountITS); err != nil {
+						return err
+					}
+				}
 			}
 			out = append(out, answer(res))
 			anyOK = anyOK || res.OK
+			if stopSignIn(svc, res, &iaaaOK) {
+				break
+			}
 		}
 		if anyOK {
 			if err := sg.Accounts.Save(r.Context(), campus.AccountIAAA, body.Username, body.Password, body.Remember, h.Now()); err != nil {
@@ -909,12 +953,19 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		}
 		qrs.mu.Lock()
 		e := qrs.m[body.ID]
+		early := false
 		if e != nil {
-			e.polls++
+			if early = !e.asked.IsZero() && time.Since(e.asked) < qrPollGap; !early {
+				e.polls++
+				e.asked = time.Now()
+			}
 		}
 		qrs.mu.Unlock()
 		if e == nil {
 			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no QR sign-in with that id (it ended or expired): start again with POST /v1/campus/qr"}
+		}
+		if early {
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "waiting"})
 		}
 		tok, done, err := e.q.PollOnce(r.Context())
 		if err == nil && !done && e.polls >= campus.QRPolls {

@@ -102,6 +102,8 @@ type Stand struct {
 	portal  map[string]bool            // portal SESSION values
 	qr      map[string]int             // JSESSIONID → polls
 	bind    map[string]int             // IAAA JSESSIONID → binding step done
+	devices map[string]string          // Treehole JWT → the device id it was issued for
+	smsSent time.Time                  // when Treehole last texted a login code
 	issued  []string
 	// Log records every request as "name METHOD path", for tests.
 	Log []string
@@ -119,7 +121,7 @@ func New() *Stand {
 	keyOnce.Do(func() { rsaKey, _ = rsa.GenerateKey(rand.Reader, 2048) })
 	s := &Stand{key: rsaKey, servers: map[string]*httptest.Server{}, tokens: map[string]string{},
 		live: map[string]map[string]bool{}, tickets: map[string]bool{}, portal: map[string]bool{},
-		qr: map[string]int{}, bind: map[string]int{}}
+		qr: map[string]int{}, bind: map[string]int{}, devices: map[string]string{}}
 	for _, n := range Names {
 		n := n
 		s.servers[n] = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -529,6 +531,7 @@ func (s *Stand) treehole(w http.ResponseWriter, r *http.Request) {
 		exp := s.now().Add(7 * 24 * time.Hour).Unix()
 		jwt := fakeJWT(User, time.Unix(exp, 0))
 		s.grant("treehole", jwt)
+		s.devices[jwt] = uuid
 		for _, c := range []*http.Cookie{{Name: "pku_token", Value: jwt}, {Name: "pku_expires_in", Value: strconv.FormatInt(exp, 10)},
 			{Name: "pku_uid", Value: User}, {Name: "XSRF-TOKEN", Value: rnd(8)}, {Name: "_session", Value: rnd(8)}} {
 			c.Path = "/"
@@ -537,8 +540,12 @@ func (s *Stand) treehole(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ch/web/iaaa_success?is_mobile=0&token="+jwt+"&expires_in="+strconv.FormatInt(exp, 10)+"&uid="+User, http.StatusFound)
 		return
 	}
+	// §5.1: Bearer JWT, and the uuid header whose 12-hex tail is the device id of the IAAA
+	// redirect the JWT was issued through.
 	auth := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !s.live["treehole"][auth] || !strings.HasPrefix(r.Header.Get("Uuid"), "Web_PKUHOLE_2.0.0_WEB_UUID_") {
+	uuid := r.Header.Get("Uuid")
+	if !s.live["treehole"][auth] || !strings.HasPrefix(uuid, "Web_PKUHOLE_2.0.0_WEB_UUID_") ||
+		len(uuid) != len("Web_PKUHOLE_2.0.0_WEB_UUID_")+23+1+12 || !strings.HasSuffix(uuid, "-"+s.devices[auth]) {
 		w.WriteHeader(http.StatusUnauthorized)
 		writeJSON(w, map[string]any{"code": 40100, "success": false, "message": "登录已失效"})
 		return
@@ -555,6 +562,12 @@ func (s *Stand) treehole(w http.ResponseWriter, r *http.Request) {
 	case "/chapi/version":
 		env(20000, "success", map[string]any{"version": "2.0.0"})
 	case "/chapi/api/jwt_send_msg":
+		// §5.3: a second send while the first code is valid answers success false with 未过期.
+		if !s.smsSent.IsZero() && s.now().Sub(s.smsSent) < time.Minute {
+			env(40004, "验证码还未过期", nil)
+			return
+		}
+		s.smsSent = s.now()
 		env(20000, "发送成功", map[string]any{})
 	case "/chapi/api/jwt_msg_verify":
 		if body["valid_code"] != SMSCode {
