@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+func TestTurnRoutes(t *testing.T) {
+	e := newEnv(t, nil)
+	cases := []struct {
+		name, message string
+		person        *person
+		want          []string // substrings of brief(events), in order
+		asked         []string
+	}{
+		{name: "shuttle", message: "下一班校车什么时候", want: []string{
+			"tool_call shuttle__next {}", `tool_result shuttle__next {"at":"2026-12-01 10:00"`, "text `shuttle__next` 的结果:", "done done"}},
+		{name: "bad tool name", message: "badtool", want: []string{
+			"tool_call no_such__tool", `tool_result no_such__tool error: there is no tool "no_such__tool"`,
+			`tool_call shuttle__next {"count":1}`, "tool_result shuttle__next {", "done done"}},
+		{name: "bad arguments", message: "badargs", want: []string{
+			"tool_result shuttle__next error: the arguments of shuttle__next are not valid JSON",
+			`tool_call shuttle__next {"count":1}`, "tool_result shuttle__next {", "done done"}},
+		{name: "who", message: "who am i", want: []string{`text 注入的上下文是:`, `<context source="clock" kind="data">`, "Now: 2026-12-01 10:00 Tuesday", "done done"}},
+		{name: "confirm approved", message: "note this", person: &person{approve: true}, want: []string{
+			"tool_call notes__add", "confirmation notes__add: write tools of this plugin are set to ask",
+			`tool_result notes__add {"saved":"买牛奶"} [untrusted]`, "done done"}, asked: []string{"confirm notes__add"}},
+		{name: "confirm denied", message: "note this", person: &person{approve: false}, want: []string{
+			"confirmation notes__add", "tool_result notes__add error: refused: the user declined", `text done: {"error":"refused: the user declined`, "done done"},
+			asked: []string{"confirm notes__add"}},
+		{name: "no person denies", message: "note this", want: []string{
+			"tool_result notes__add error: refused: the user declined", "done done"}},
+		{name: "verification", message: "secret", person: &person{answer: map[string]any{"code": "123456"}}, want: []string{
+			"tool_call notes__secret {}", "question verification_required: 请输入短信验证码", `tool_result notes__secret {"secret":"42"}`, "done done"},
+			asked: []string{"question verification_required"}},
+		{name: "onDemand not offered", message: "写插件", want: []string{
+			"text 我想调用 `plugins__use`,但这一轮没有提供这个工具", "done"}},
+		{name: "step limit", message: "forever", want: []string{"error step_limit: the turn stopped at the step limit: 16 model rounds", "done step_limit"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Person
+			if tc.person != nil {
+				p = tc.person
+			}
+			evs, err := e.turn(t, tc.message, p)
+			got := brief(evs)
+			if err != nil && !strings.Contains(got, "error ") {
+				t.Fatalf("turn: %v\n%s", err, got)
+			}
+			rest := got
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("missing %q (in order) in\n%s", w, got)
+				}
+				rest = rest[i+len(w):]
+			}
+			if tc.person != nil && strings.Join(tc.person.asked, ",") != strings.Join(tc.asked, ",") {
+				t.Errorf("asked %v, want %v", tc.person.asked, tc.asked)
+			}
+		})
+	}
+}
+
+func TestTaintAfterUntrusted(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	// The person let notes' writes run without asking; the untrusted feed
+	// must still make the write in the same turn ask.
+	if err := e.h.SetMode(ctx, "notes", plugin.EffectWrite, host.ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	p := &person{approve: false}
+	evs, _ := e.turn(t, "taint", p)
+	got := brief(evs)
+	for _, w := range []string{"tool_result notes__feed", "[untrusted] [tainted]",
+		"confirmation notes__add: this turn has read untrusted third-party text", "tool_result notes__add error: refused"} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("missing %q in\n%s", w, got)
+		}
+	}
+	// The untrusted text reached the model wrapped as data.
+	c, _ := e.agent.Conversations.List(ctx, 1)
+	full, _ := e.agent.Conversations.Get(ctx, c[0].ID)
+	var feed string
+	for _, m := range full.Messages {
+		if m.Tool == "notes__feed" {
+			feed = m.Content
+		}
+	}
+	if !strings.HasPrefix(feed, "[Untrusted data returned by notes__feed") || !strings.Contains(feed, "<data>") {
+		t.Errorf("feed result sent as %q", feed)
+	}
+	// A new turn is not tainted: the write runs at once.
+	evs, _ = e.turn(t, "note", p)
+	if got := brief(evs); strings.Contains(got, "confirmation") || !strings.Contains(got, `{"saved":"买牛奶"}`) {
+		t.Errorf("second turn:\n%s", got)
+	}
+}
+
+func TestProviderRetryAndFailure(t *testing.T) {
+	t.Run("429 then success", func(t *testing.T) {
+		var n atomic.Int32
+		e := newEnv(t, func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					w.Header().Set("Retry-After-Ms", "10")
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusTooManyRequests)
+					w.Write([]byte(`{"error":{"message":"slow down","type":"rate_limit"}}`))
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		})
+		evs, err := e.turn(t, "校车", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := brief(evs); !strings.Contains(got, "tool_result shuttle__next {") || n.Load() != 3 {
+			t.Fatalf("%d requests:\n%s", n.Load(), got)
+		}
+	})
+	t.Run("500 fails cleanly", func(t *testing.T) {
+		var n atomic.Int32
+		e := newEnv(t, func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n.Add(1)
+				w.Header().Set("Retry-After-Ms", "1")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				w.Write([]byte(`{"error":{"message":"upstream exploded","type":"server_error"}}`))
+			})
+		})
+		evs, err := e.turn(t, "校车", nil)
+		var pe *ProviderError
+		if !errors.As(err, &pe) || pe.Status != 500 {
+			t.Fatalf("err = %v", err)
+		}
+		addr := strings.TrimPrefix(e.srv.URL, "http://")
+		want := addr + ": HTTP 500 Internal Server Error: upstream exploded after 4 attempts"
+		if err.Error() != want {
+			t.Errorf("error %q, want %q", err, want)
+		}
+		if got := brief(evs); !strings.Contains(got, "error provider: "+want) || !strings.HasSuffix(got, "done error\n") {
+			t.Errorf("events:\n%s", got)
+		}
+		if n.Load() != 1+MaxRetries {
+			t.Errorf("%d requests, want %d", n.Load(), 1+MaxRetries)
+		}
+	})
+}
