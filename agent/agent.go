@@ -317,11 +317,15 @@ func (a *Agent) Turn(ctx context.Context, convID, text string, person Person, em
 	}
 	a.running[convID] = cancel
 	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		delete(a.running, convID)
-		a.mu.Unlock()
-	}()
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			a.mu.Lock()
+			delete(a.running, convID)
+			a.mu.Unlock()
+		})
+	}
+	defer release()
 
 	conv, err := a.Conversations.head(ctx, convID)
 	if err != nil {
@@ -339,6 +343,9 @@ func (a *Agent) Turn(ctx context.Context, convID, text string, person Person, em
 	if err := a.Conversations.turn(sctx, convID, t.id, started, t.rounds, t.usage, stop); err != nil {
 		return err
 	}
+	// The conversation takes the next message from the moment "done" is seen.
+	a.Host.EndTurn(t.id)
+	release()
 	if terr != nil {
 		emit(Event{Type: "error", Kind: terr.Code, Message: terr.Message})
 	}
@@ -551,6 +558,9 @@ func (t *turn) confirm(ctx context.Context, call ToolCall, at *host.AgentTool, c
 	outcome := "denied"
 	approve := false
 	if t.person != nil {
+		if p, ok := t.person.(Preparer); ok {
+			p.Prepare(&ev)
+		}
 		t.emit(ev)
 		var err error
 		approve, err = t.person.Confirm(ctx, &ev)
@@ -607,6 +617,9 @@ func questionOf(v any) *question {
 func (t *turn) ask(ctx context.Context, call ToolCall, at *host.AgentTool, q *question) (map[string]any, error) {
 	ev := Event{Type: "question", ID: newID(), CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title,
 		Kind: q.kind, Message: q.message, Fields: q.fields}
+	if p, ok := t.person.(Preparer); ok {
+		p.Prepare(&ev)
+	}
 	t.emit(ev)
 	ans, err := t.person.Answer(ctx, &ev)
 	if err != nil && ctx.Err() != nil {

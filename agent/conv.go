@@ -192,7 +192,7 @@ func (s *Conversations) Get(ctx context.Context, id string) (*Conversation, erro
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, call_id, tool, input, reason, outcome, asked_at, answered_at
-		FROM agent_confirmations WHERE conv = ? ORDER BY asked_at, id`, id)
+		FROM agent_confirmations WHERE conv = ? ORDER BY asked_at, rowid`, id)
 	if err != nil {
 		return nil, err
 	}

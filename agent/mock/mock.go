@@ -182,7 +182,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	st := s.state(&req)
 	step := s.plan(st)
 	if req.Stream {
-		s.stream(w, r, step)
+		s.stream(w, r, step, body)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": step.Text}
@@ -276,7 +276,7 @@ func (s *Server) plan(st *State) Step {
 }
 
 // stream writes step as server-sent chunks.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, step Step) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, step Step, body []byte) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -336,7 +336,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, step Step) {
 			}
 		}
 	} else {
-		for _, p := range split(step.Text, 12) {
+		for _, p := range split(step.Text, 40) {
 			if !send(map[string]any{"content": p}, nil, nil) {
 				return
 			}
@@ -345,7 +345,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, step Step) {
 	if !send(map[string]any{}, finish, nil) {
 		return
 	}
-	send(nil, nil, usage(nil, step))
+	send(nil, nil, usage(body, step))
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if fl != nil {
 		fl.Flush()

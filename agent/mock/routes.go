@@ -54,6 +54,12 @@ func summary(s *State) string {
 			fmt.Fprintf(&b, "`%s` 没有成功:%s", r.Tool, e.Error)
 			continue
 		}
+		if r.Tool == ShuttleTool {
+			if text := shuttle(r.Content); text != "" {
+				b.WriteString(text)
+				continue
+			}
+		}
 		fmt.Fprintf(&b, "`%s` 的结果:%s", r.Tool, content)
 	}
 	return b.String()
@@ -188,4 +194,40 @@ func authoring(s *State) Step {
 		return Step{Calls: []Call{c}}
 	}
 	return Step{Text: "草稿已通过校验,试运行返回了开放时间;我已为 gym-hours 打开审核页。装不装由你在审核页上决定。\n" + summary(s)}
+}
+
+// shuttle words a shuttle__next result: the next departures per direction.
+func shuttle(content string) string {
+	var r struct {
+		At         string `json:"at"`
+		Directions []struct {
+			From, To   string
+			Departures []struct {
+				Time      string `json:"time"`
+				InMinutes int    `json:"inMinutes"`
+			} `json:"departures"`
+			Tomorrow *struct{ Time string } `json:"tomorrow"`
+		} `json:"directions"`
+	}
+	if json.Unmarshal([]byte(content), &r) != nil || len(r.Directions) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "按 `shuttle__next`(%s 北京时间):", r.At)
+	for _, d := range r.Directions {
+		fmt.Fprintf(&b, "\n- %s → %s:", d.From, d.To)
+		if len(d.Departures) == 0 {
+			if d.Tomorrow != nil {
+				fmt.Fprintf(&b, "今天没有了,明天首班 %s", d.Tomorrow.Time)
+			}
+			continue
+		}
+		for i, dep := range d.Departures {
+			if i > 0 {
+				b.WriteString("、")
+			}
+			fmt.Fprintf(&b, "%s(%d 分钟后)", dep.Time, dep.InMinutes)
+		}
+	}
+	return b.String()
 }
