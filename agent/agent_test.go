@@ -21,7 +21,7 @@ func TestTurnRoutes(t *testing.T) {
 		asked         []string
 	}{
 		{name: "shuttle", message: "下一班校车什么时候", want: []string{
-			"tool_call shuttle__next {}", `tool_result shuttle__next {"at":"2026-12-01 10:00"`, "text `shuttle__next` 的结果:", "done done"}},
+			"tool_call shuttle__next {}", `tool_result shuttle__next {"at":"2026-12-01 10:00"`, "text 按 `shuttle__next`(2026-12-01 10:00 北京时间):\n- 燕园 → 新燕园:10:00(0 分钟后)", "done done"}},
 		{name: "bad tool name", message: "badtool", want: []string{
 			"tool_call no_such__tool", `tool_result no_such__tool error: there is no tool "no_such__tool"`,
 			`tool_call shuttle__next {"count":1}`, "tool_result shuttle__next {", "done done"}},
