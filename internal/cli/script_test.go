@@ -26,7 +26,7 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *updateScripts,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"exitcode": cmdExitCode},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"exitcode": cmdExitCode, "mockllm": cmdMockLLM},
 	})
 }
 
