@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
 )
@@ -745,6 +746,23 @@ func plain(s map[string]any, depth int) map[string]any {
 		case plainKeys[k]:
 			out[k] = v
 		}
+	}
+	return out
+}
+
+// BuiltinContexts returns the context() of every built-in registered with
+// h that has one, in registration order, run with builtin.RunContext
+// (800 ms, seed 003 "上下文与说明").
+func BuiltinContexts(h *host.Host) []ContextSource {
+	var out []ContextSource
+	for _, b := range h.Builtins() {
+		c, _ := b.Value.(*builtin.Compiled)
+		if c == nil || c.Def == nil || c.Def.Context == nil {
+			continue
+		}
+		out = append(out, ContextSource{Plugin: c.Def.ID, Run: func(ctx context.Context, query string) (string, error) {
+			return builtin.RunContext(ctx, h, c, query)
+		}})
 	}
 	return out
 }

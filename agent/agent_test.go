@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -40,8 +41,19 @@ func TestTurnRoutes(t *testing.T) {
 		{name: "verification", message: "secret", person: &person{answer: map[string]any{"code": "123456"}}, want: []string{
 			"tool_call notes__secret {}", "question verification_required: 请输入短信验证码", `tool_result notes__secret {"secret":"42"}`, "done done"},
 			asked: []string{"question verification_required"}},
-		{name: "onDemand not offered", message: "写插件", want: []string{
-			"text 我想调用 `plugins__use`,但这一轮没有提供这个工具", "done"}},
+		{name: "remember", message: "remember I live in 45楼", want: []string{
+			`tool_call memory__remember {"text":"I live in 45楼"}`, `tool_result memory__remember {"id":"m`, "done done"}},
+		{name: "who sees the memory", message: "who am i", want: []string{`<context source="memory" kind="data">`, "I live in 45楼", "done done"}},
+		{name: "form", message: "给我一个充值表单", want: []string{
+			`tool_call ui__render {"document":{`, `tool_result ui__render {"shown":true,"document":{`, "done done"}},
+		{name: "dashboard", message: "把课表加到看板", person: &person{approve: true}, want: []string{
+			`tool_call dashboard__upsertWidget {"size":"md","widget":"timetable.today"}`, "confirmation dashboard__upsertWidget", "tool_result dashboard__upsertWidget", "done done"},
+			asked: []string{"confirm dashboard__upsertWidget"}},
+		{name: "dashboard card", message: "buscard", person: &person{approve: true}, want: []string{
+			`tool_call dashboard__upsertWidget {"widget":"shuttle.next","size":"sm"}`, "confirmation dashboard__upsertWidget",
+			`tool_result dashboard__upsertWidget {"id":"w1796090400000","widget":"shuttle.next","size":"sm"}`, "done done"}, asked: []string{"confirm dashboard__upsertWidget"}},
+		{name: "dashboard bad widget", message: "badcard", person: &person{approve: true}, want: []string{
+			`tool_result dashboard__upsertWidget error: plugin shuttle has no widget "nope" (it has: next)`, "done done"}, asked: []string{"confirm dashboard__upsertWidget"}},
 		{name: "step limit", message: "forever", want: []string{"error step_limit: the turn stopped at the step limit: 16 model rounds", "done step_limit"}},
 	}
 	for _, tc := range cases {
@@ -157,4 +169,64 @@ func TestProviderRetryAndFailure(t *testing.T) {
 			t.Errorf("%d requests, want %d", n.Load(), 1+MaxRetries)
 		}
 	})
+}
+
+func TestAuthoringFlow(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	// The authoring tools are onDemand: not offered until plugins__use.
+	o, err := e.agent.tools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.byName["plugins__validate"] != nil || o.byName["plugins__use"] == nil {
+		t.Fatal("plugins__validate offered before plugins__use, or plugins__use missing")
+	}
+	p := &person{approve: true}
+	evs, err := e.turn(t, "帮我写插件:体育馆开放时间", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := brief(evs)
+	want := []string{
+		`tool_call plugins__use {"plugin":"plugins"}`,
+		`tool_result plugins__use {"plugin":"plugins","tools":["plugins__reference"`,
+		"tool_call plugins__reference {}", `tool_result plugins__reference {"reference":"# The plugin language`,
+		"tool_call plugins__validate", `tool_result plugins__validate {"ok":false,"issues":[{"file":"tools/hours.yaml","line":5`,
+		"tool_call plugins__validate", `tool_result plugins__validate {"ok":true,"id":"gym-hours","version":"0.1.0"`,
+		"tool_call plugins__tryTool", `tool_result plugins__tryTool {"result":{"hours":"06:30–22:00"`, "[untrusted] [tainted]",
+		"tool_call plugins__install", "confirmation plugins__install",
+		`tool_result plugins__install {"opened":true,"review":{"id":"gym-hours"`,
+		"text 草稿已通过校验", "- `plugins__validate`:有问题,已修正", "- `plugins__install`:ok", "done done",
+	}
+	rest := got
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("missing %q (in order) in\n%s", w, got)
+		}
+		rest = rest[i+len(w):]
+	}
+	// Nothing was installed: the review sheet waits for the person.
+	if _, err := e.h.Show(ctx, "gym-hours"); err == nil {
+		t.Fatal("gym-hours was installed by the assistant")
+	}
+	// The conversation keeps the loaded plugin for its next turns.
+	convs, _ := e.agent.Conversations.List(ctx, 1)
+	if strings.Join(convs[0].Loaded, ",") != "plugins" {
+		t.Errorf("loaded = %v", convs[0].Loaded)
+	}
+	// The person installs from the sheet: exactly the reviewed draft.
+	var sheet struct {
+		Review struct{ Hash, Source string }
+	}
+	for _, ev := range evs {
+		if ev.Type == "tool_result" && ev.Tool == "plugins__install" {
+			json.Unmarshal(ev.Result, &sheet)
+		}
+	}
+	in, err := e.h.Install(ctx, sheet.Review.Source, sheet.Review.Hash)
+	if err != nil || in.Official {
+		t.Fatalf("install from the sheet: %v %+v", err, in)
+	}
 }

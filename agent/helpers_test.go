@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/agent/builtins"
 	"github.com/pkuinfo/harness/agent/mock"
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/host/store"
 )
 
@@ -44,6 +46,18 @@ var testRoutes = []mock.Route{
 		}
 		return mock.Step{Text: "done: " + s.Last()}
 	}},
+	{Name: "bus card", Words: []string{"buscard"}, Plan: func(s *mock.State) mock.Step {
+		if s.Round() == 0 {
+			return mock.Step{Calls: []mock.Call{{Tool: "dashboard__upsertWidget", Args: `{"widget":"shuttle.next","size":"sm"}`}}}
+		}
+		return mock.Step{Text: "done: " + s.Last()}
+	}},
+	{Name: "bad card", Words: []string{"badcard"}, Plan: func(s *mock.State) mock.Step {
+		if s.Round() == 0 {
+			return mock.Step{Calls: []mock.Call{{Tool: "dashboard__upsertWidget", Args: `{"widget":"shuttle.nope"}`}}}
+		}
+		return mock.Step{Text: "done: " + s.Last()}
+	}},
 	{Name: "loop", Words: []string{"forever"}, Plan: func(s *mock.State) mock.Step {
 		return mock.Step{Calls: []mock.Call{{Tool: "shuttle__next", Args: `{"count":1}`}}}
 	}},
@@ -68,7 +82,7 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, err := host.New(db, host.WithClock(clock))
+	h, err := host.New(db, host.WithClock(clock), builtin.Option(builtins.All()...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +108,7 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &Agent{Host: h, Provider: p, Conversations: NewConversations(db, clock)}
+	a := &Agent{Host: h, Provider: p, Conversations: NewConversations(db, clock), Contexts: BuiltinContexts(h)}
 	return &env{h: h, db: db, agent: a, mock: m, srv: srv}
 }
 

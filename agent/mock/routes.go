@@ -193,7 +193,22 @@ func authoring(s *State) Step {
 		// in plan would refuse them, so the first round names only use.
 		return Step{Calls: []Call{c}}
 	}
-	return Step{Text: "草稿已通过校验,试运行返回了开放时间;我已为 gym-hours 打开审核页。装不装由你在审核页上决定。\n" + summary(s)}
+	var b strings.Builder
+	b.WriteString("草稿已通过校验,试运行返回了开放时间;我已为 gym-hours 打开审核页。装不装由你在审核页上决定。")
+	for _, r := range s.Results {
+		status := "ok"
+		var e struct {
+			Error string `json:"error"`
+			OK    *bool  `json:"ok"`
+		}
+		if json.Unmarshal([]byte(r.Content), &e) == nil && e.Error != "" {
+			status = "没有成功:" + e.Error
+		} else if e.OK != nil && !*e.OK {
+			status = "有问题,已修正"
+		}
+		fmt.Fprintf(&b, "\n- `%s`:%s", r.Tool, status)
+	}
+	return Step{Text: b.String()}
 }
 
 // shuttle words a shuttle__next result: the next departures per direction.

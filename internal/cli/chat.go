@@ -69,7 +69,7 @@ func newAgent(h *host.Host, db *store.DB) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Host: h, Conversations: agent.NewConversations(db, h.Now)}
+	a := &agent.Agent{Host: h, Conversations: agent.NewConversations(db, h.Now), Contexts: agent.BuiltinContexts(h)}
 	if cfg.BaseURL == "" || cfg.Model == "" {
 		a.Provider = unconfigured{}
 		return a, nil
