@@ -36,7 +36,7 @@ var Memory = &builtin.Plugin{
 	},
 }
 
-// Memory is one remembered fact.
+// MemoryItem is one remembered fact.
 type MemoryItem struct {
 	ID    string `json:"id"`
 	Text  string `json:"text"`
