@@ -166,6 +166,8 @@ func (a *Agent) Running(conv string) bool {
 // each model name runs.
 type offered struct {
 	specs    []ToolSpec
+	json     json.RawMessage // specs encoded once (EncodeTools)
+	loaded   int             // how many plugins were loaded when it was built
 	byName   map[string]*host.AgentTool
 	official map[string]bool
 	instr    string // the plugins' instructions, in plugin order
@@ -206,6 +208,10 @@ func (a *Agent) tools(ctx context.Context, loaded []string) (*offered, error) {
 		}
 	}
 	o.instr = instr.String()
+	o.loaded = len(loaded)
+	if o.json, err = EncodeTools(o.specs); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -380,13 +386,17 @@ func (t *turn) run(ctx context.Context, text string) (string, *TurnError) {
 	// The per-turn context goes just before the new message, after the
 	// cacheable prefix (system prompt and history).
 	history = append(history, Message{Role: RoleSystem, Content: perTurn}, Message{Role: RoleUser, Content: text})
+	// The tool table is built once per turn, and again after plugins__use
+	// loaded a plugin; Host.Call checks every call against the current rules.
+	var tools *offered
 	for {
 		if ctx.Err() != nil {
 			return "cancelled", cancelled(ctx)
 		}
-		tools, err := a.tools(ctx, t.conv.Loaded)
-		if err != nil {
-			return "error", &TurnError{Code: "internal", Message: err.Error(), Err: err}
+		if tools == nil || tools.loaded != len(t.conv.Loaded) {
+			if tools, err = a.tools(ctx, t.conv.Loaded); err != nil {
+				return "error", &TurnError{Code: "internal", Message: err.Error(), Err: err}
+			}
 		}
 		if t.rounds >= maxRounds {
 			msg := fmt.Sprintf("the turn stopped at the step limit: %d model rounds (MaxRounds); ask again to go on", maxRounds)
@@ -397,7 +407,7 @@ func (t *turn) run(ctx context.Context, text string) (string, *TurnError) {
 			return "token_budget", &TurnError{Code: "token_budget", Message: msg}
 		}
 		t.rounds++
-		req := &Request{Messages: append([]Message{{Role: RoleSystem, Content: tools.system()}}, history...), Tools: tools.specs}
+		req := &Request{Messages: append([]Message{{Role: RoleSystem, Content: tools.system()}}, history...), Tools: tools.specs, ToolsJSON: tools.json}
 		reply, err := a.Provider.Complete(ctx, req, func(d Delta) {
 			if d.Text != "" {
 				t.emit(Event{Type: "text", Text: d.Text})

@@ -69,6 +69,9 @@ type ToolSpec struct {
 type Request struct {
 	Messages []Message
 	Tools    []ToolSpec
+	// ToolsJSON, when set, is Tools already encoded as the API's "tools"
+	// array (EncodeTools); the loop encodes its table once per turn.
+	ToolsJSON json.RawMessage
 	// MaxTokens caps the reply (max_tokens); 0 leaves it to the provider.
 	MaxTokens int
 }
@@ -228,11 +231,30 @@ func (p *OpenAI) Complete(ctx context.Context, req *Request, onDelta func(Delta)
 	defer cancel(nil)
 	params := p.params(req)
 	var attempts atomic.Int32
-	stream := p.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(
+	opts := []option.RequestOption{option.WithMiddleware(
 		func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			attempts.Add(1)
 			return next(r)
+		})}
+	if len(req.ToolsJSON) > 0 {
+		tools := req.ToolsJSON
+		opts = append(opts, option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			if r.Body == nil {
+				return next(r)
+			}
+			b, err := io.ReadAll(r.Body)
+			r.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			b = spliceTools(b, tools)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.ContentLength = int64(len(b))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+			return next(r)
 		}))
+	}
+	stream := p.client.Chat.Completions.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 	// A silent stream is cut after p.idle.
 	errIdle := fmt.Errorf("no data for %s", p.idle)
@@ -314,6 +336,9 @@ func (p *OpenAI) params(req *Request) openai.ChatCompletionNewParams {
 	}
 	if req.MaxTokens > 0 {
 		params.MaxTokens = openai.Int(int64(req.MaxTokens))
+	}
+	if len(req.ToolsJSON) > 0 {
+		return params
 	}
 	for _, t := range req.Tools {
 		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
@@ -489,4 +514,41 @@ func completionToChunk(body []byte) ([]byte, error) {
 		out.Choices = append(out.Choices, choice{Index: ch.Index, FinishReason: ch.FinishReason, Delta: delta})
 	}
 	return json.Marshal(out)
+}
+
+// EncodeTools writes tools as the Chat Completions "tools" array:
+// [{"type":"function","function":{"name","description","parameters"}}].
+func EncodeTools(tools []ToolSpec) (json.RawMessage, error) {
+	type fn struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	}
+	type tool struct {
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	out := make([]tool, len(tools))
+	for i, t := range tools {
+		out[i] = tool{Type: "function", Function: fn{Name: t.Name, Description: t.Description, Parameters: t.Parameters}}
+	}
+	return json.Marshal(out)
+}
+
+// spliceTools puts "tools": tools first into the JSON object body (the
+// SDK's encoding of the request without tools), without re-encoding
+// either.
+func spliceTools(body, tools []byte) []byte {
+	i := bytes.IndexByte(body, '{')
+	if i < 0 {
+		return body
+	}
+	rest := bytes.TrimLeft(body[i+1:], " \n\t\r")
+	out := make([]byte, 0, len(body)+len(tools)+10)
+	out = append(out, `{"tools":`...)
+	out = append(out, tools...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }
