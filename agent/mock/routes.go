@@ -9,7 +9,7 @@ import (
 
 // The tool names the default routes call (the model's names).
 const (
-	ScheduleTool  = "schedule__create"
+	ScheduleTool  = "schedule__remind"
 	ShuttleTool   = "shuttle__next"
 	DashboardTool = "dashboard__upsertWidget"
 	RenderTool    = "ui__render"
@@ -89,11 +89,11 @@ func DefaultRoutes(now func() time.Time) []Route {
 			}
 			return Step{Text: summary(s)}
 		}},
-		{Name: "remind", Words: []string{"提醒", "remind"}, Plan: one(ScheduleTool, func(s *State) any {
-			return map[string]any{"title": "复习提醒", "every": "3d", "time": "09:00", "count": 16, "text": s.Message}
-		})},
 		{Name: "soon", Words: []string{"马上", "soon"}, Plan: one(ScheduleTool, func(s *State) any {
-			return map[string]any{"title": "提醒", "at": now().In(beijing).Add(2 * time.Minute).Format("2006-01-02 15:04"), "text": s.Message}
+			return map[string]any{"text": reminderText(s.Message), "at": now().In(beijing).Add(2 * time.Minute).Format("2006-01-02 15:04")}
+		})},
+		{Name: "remind", Words: []string{"提醒", "remind"}, Plan: one(ScheduleTool, func(s *State) any {
+			return map[string]any{"text": reminderText(s.Message), "daily": "09:00", "everyDays": 3, "times": 16}
 		})},
 		{Name: "dashboard", Words: []string{"看板", "dash"}, Plan: one(DashboardTool, func(*State) any {
 			return map[string]any{"widget": "timetable.today", "size": "md"}
@@ -245,4 +245,12 @@ func shuttle(content string) string {
 		}
 	}
 	return b.String()
+}
+
+// reminderText is what a reminder says: the message, cut to 100 characters.
+func reminderText(msg string) string {
+	if r := []rune(strings.TrimSpace(msg)); len(r) > 100 {
+		return string(r[:100])
+	}
+	return strings.TrimSpace(msg)
 }
