@@ -33,6 +33,12 @@ type Builtin struct {
 	Plugin *plugin.Plugin
 	Funcs  map[string]BuiltinFunc
 	Value  any
+	// FormerIDs are ids this plugin had before a rename, and RenamedTools
+	// maps its former tool names to current ones (seed 003 "改名或合并":
+	// PluginDef.legacy), so that saved schedules, widgets and settings
+	// that name the old ones keep working: Call runs the current tool.
+	FormerIDs    []string
+	RenamedTools map[string]string
 }
 
 // BuiltinFunc runs one built-in tool. c.Input has been validated against
@@ -91,7 +97,39 @@ func (h *Host) registerBuiltins() error {
 		h.builtins[id] = b
 		h.loaded[b.Plugin.Hash] = b.Plugin
 	}
+	h.formerIDs = map[string]string{}
+	for _, b := range h.builtinList {
+		for _, old := range b.FormerIDs {
+			if h.builtins[old] != nil || h.formerIDs[old] != "" {
+				return fmt.Errorf("host: built-in plugin %s: former id %s is taken", b.Plugin.Manifest.ID, old)
+			}
+			h.formerIDs[old] = b.Plugin.Manifest.ID
+		}
+		for old, cur := range b.RenamedTools {
+			if b.Plugin.Tool(cur) == nil || b.Plugin.Tool(old) != nil {
+				return fmt.Errorf("host: built-in plugin %s: legacy tool %s must name a removed tool and map to one that exists (%s)", b.Plugin.Manifest.ID, old, cur)
+			}
+		}
+	}
 	return nil
+}
+
+// legacy maps a call of a built-in's former id or tool name to the
+// current ones (Builtin.FormerIDs, RenamedTools); other calls are as
+// they are.
+func (h *Host) legacy(req CallRequest) CallRequest {
+	if len(h.formerIDs) == 0 && len(h.builtins) == 0 {
+		return req
+	}
+	if cur, ok := h.formerIDs[req.Plugin]; ok {
+		req.Plugin = cur
+	}
+	if b := h.builtins[req.Plugin]; b != nil && b.RenamedTools != nil {
+		if cur, ok := b.RenamedTools[req.Tool]; ok {
+			req.Tool = cur
+		}
+	}
+	return req
 }
 
 // Builtin returns the registered built-in plugin id, or nil.
@@ -229,4 +267,13 @@ func (h *Host) applyBuiltin(ctx context.Context, b *Builtin) (*UpdateOutcome, er
 		return prune(ctx, tx, id)
 	})
 	return out, err
+}
+
+// BuiltinEnv returns the services a built-in's code outside a tool (a
+// slash command, a context function) runs with: a BuiltinCall without
+// Tool and Input, at the host's clock now. Its ability calls are read
+// ones (the effect of no tool); writes go through Call, as a tool's.
+func (h *Host) BuiltinEnv(pluginID string, actor Actor, turn string) *BuiltinCall {
+	return &BuiltinCall{Actor: actor, Plugin: pluginID, Turn: turn, Input: expr.NewObject(0), Now: h.now(),
+		KV: h.db.KV(), Abilities: h.abilities, Campus: h.campus, Host: h}
 }

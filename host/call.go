@@ -86,6 +86,7 @@ const TaintTTL = time.Hour
 // untrusted.
 func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	start := time.Now()
+	req = h.legacy(req) // a built-in's renamed id or tool
 	p, t, modes, err := h.tool(ctx, req.Plugin, req.Tool)
 	if err != nil {
 		if isNotFound(err) && h.remotes != nil {

@@ -30,6 +30,7 @@ type Host struct {
 
 	builtinList []*Builtin          // WithBuiltins, in order
 	builtins    map[string]*Builtin // by id
+	formerIDs   map[string]string   // a built-in's former id → its id
 
 	// Statements on every call's path, parsed once.
 	stmtTool, stmtAudit *sql.Stmt

@@ -190,6 +190,14 @@ func loadBundled(ctx context.Context, name string) (*plugin.Plugin, []plugin.Dia
 	return plugin.LoadFiles(ctx, files)
 }
 
+// ReviewOf returns the review sheet of a plugin that loaded and validated,
+// as Review would show it for source (the marketplace's scan shows the
+// sheet of every plugin of a submitted repository before anyone installs
+// one). official says whether the source is Official.
+func ReviewOf(p *plugin.Plugin, source string, official bool) *Review {
+	return reviewOf(&reviewed{p: p, source: source, official: official})
+}
+
 func reviewOf(r *reviewed) *Review {
 	m := r.p.Manifest
 	rv := &Review{

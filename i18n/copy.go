@@ -19,7 +19,7 @@ func init() {
 		January February March April May June July August September October November December
 		Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec
 		English Chinese Pinyin Cloud MCP GitHub WeChat Alipay Wi-Fi ITS GPA TOTP OTP URL API JSON
-		Android iOS Markdown Google Microsoft Authenticator I`) {
+		Android iOS Markdown Google Microsoft Authenticator Settings I`) {
 		ProperNouns[w] = true
 	}
 }
@@ -72,7 +72,7 @@ func hanOutside(s string) bool {
 		if depth > 0 || straight {
 			continue
 		}
-		if unicode.Is(unicode.Han, r) || strings.ContainsRune("，。：；？、！…—", r) {
+		if unicode.Is(unicode.Han, r) || strings.ContainsRune("，。：；？、！「」《》【】", r) {
 			return true
 		}
 	}

@@ -146,6 +146,13 @@ func abilityErr(name, msg string) *interp.Error {
 	return &interp.Error{Kind: interp.KindAbility, Msg: "ability " + name + ": " + msg}
 }
 
+// owns reports whether the caller is the app's built-in plugin of the same
+// name as group (source "builtin:GROUP", which no document can have): the
+// user's own list of that group, which changes every entry in it.
+func (c *call) owns(group string) bool {
+	return c.p != nil && c.Plugin == group && c.p.Source == "builtin:"+group
+}
+
 // obj builds an ordered object from key, value pairs.
 func obj(kv ...any) *expr.Object {
 	o := expr.NewObject(len(kv) / 2)

@@ -200,10 +200,11 @@ func (s *Set) todosAdd(ctx context.Context, c *call) (any, error) {
 }
 
 // ownTodo reads to-do id for a write by plugin: plugins change only the
-// to-dos they added.
+// to-dos they added, except the app's own to-do list (the built-in plugin
+// todos, whose owner flag is set), which changes every one.
 func ownTodo(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, id int64, pluginID string) (*Todo, error) {
+}, id int64, pluginID string, owner bool) (*Todo, error) {
 	t, err := scanTodo(q.QueryRowContext(ctx, `SELECT `+todoCols+` FROM todos WHERE id = ?`, id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("no to-do %d", id)
@@ -211,7 +212,7 @@ func ownTodo(ctx context.Context, q interface {
 	if err != nil {
 		return nil, err
 	}
-	if t.Plugin != pluginID {
+	if t.Plugin != pluginID && !owner {
 		return nil, fmt.Errorf("to-do %d was added by %s: a plugin changes only its own to-dos", id, t.Plugin)
 	}
 	return t, nil
@@ -230,7 +231,7 @@ func (s *Set) todoWrite(ctx context.Context, c *call, change func(t *Todo) error
 	var t *Todo
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if t, err = ownTodo(ctx, tx, id, c.Plugin); err != nil {
+		if t, err = ownTodo(ctx, tx, id, c.Plugin, c.owns("todos")); err != nil {
 			return err
 		}
 		if err := change(t); err != nil {
@@ -282,7 +283,7 @@ func (s *Set) todosRemove(ctx context.Context, c *call) (any, error) {
 		return nil, errors.New("id is required")
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := ownTodo(ctx, tx, id, c.Plugin); err != nil {
+		if _, err := ownTodo(ctx, tx, id, c.Plugin, c.owns("todos")); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM todos WHERE id = ?`, id)

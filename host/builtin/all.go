@@ -13,7 +13,7 @@ import (
 // Definitions returns the app's own built-in plugins, in the order the
 // settings page and the system prompt list them.
 func Definitions() []*Plugin {
-	return []*Plugin{Focus}
+	return []*Plugin{Focus, Todos, Timetable, Schedule, Authenticator}
 }
 
 // All returns the app's own built-ins, compiled once per process. It
@@ -25,7 +25,6 @@ var compiled = sync.OnceValue(func() []*Compiled {
 	out := make([]*Compiled, len(defs))
 	for i, p := range defs {
 		out[i] = MustCompile(p)
-		out[i].Builtin.Value = out[i]
 	}
 	return out
 })

@@ -42,6 +42,9 @@ type Context struct {
 }
 
 func newContext(ctx context.Context, h *host.Host, id string, actor host.Actor, turn string, call *host.BuiltinCall) *Context {
+	if call == nil && h != nil {
+		call = h.BuiltinEnv(id, actor, turn)
+	}
 	c := &Context{Context: ctx, Actor: actor, Plugin: id, Turn: turn, Host: h, Locale: i18n.Zh, call: call}
 	var kv interp.KV
 	if call != nil {

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // clock is a settable test clock.
@@ -37,7 +39,10 @@ type env struct {
 
 // newEnv is a host on a fresh store with the app's built-ins installed,
 // the abilities bound and the clock at bj(9, 0).
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvWith(t) }
+
+// newEnvWith is newEnv with more built-ins besides the app's.
+func newEnvWith(t testing.TB, extra ...*Compiled) *env {
 	t.Helper()
 	db, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
@@ -46,7 +51,7 @@ func newEnv(t testing.TB) *env {
 	t.Cleanup(func() { db.Close() })
 	clk := &clock{t: bj(9, 0)}
 	set := abilities.New(db, abilities.WithClock(clk.now))
-	h, err := host.New(db, host.WithAbilities(set), host.WithClock(clk.now), Option(All()...))
+	h, err := host.New(db, host.WithAbilities(set), host.WithClock(clk.now), Option(append(All(), extra...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,4 +117,26 @@ func jsonOf(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func abilityCall(pluginID, group, op string, args map[string]any) interp.AbilityCall {
+	var a any
+	if args != nil {
+		v, err := toValue(args)
+		if err != nil {
+			panic(err)
+		}
+		a = v
+	}
+	return interp.AbilityCall{Plugin: pluginID, Group: group, Op: op, Args: a, ToolEffect: plugin.EffectWrite}
+}
+
+func jsonInto(s string, out any) error { return json.Unmarshal([]byte(s), out) }
+
+func kvEntry(v any) interp.Entry {
+	x, err := toValue(v)
+	if err != nil {
+		panic(err)
+	}
+	return interp.Entry{Value: x}
 }

@@ -346,7 +346,25 @@ func Compile(p *Plugin) (*Compiled, error) {
 		return nil, errf("%v", err)
 	}
 	pp.Hash = sum
-	return &Compiled{Builtin: &host.Builtin{Plugin: pp, Funcs: funcs}, Def: p}, nil
+	for old, cur := range p.Legacy.Tools {
+		if pp.Tool(cur) == nil || pp.Tool(old) != nil {
+			return nil, errf("legacy.tools: %s must be a former name (not a tool now) of a tool that exists (%s)", old, cur)
+		}
+	}
+	for old, cur := range p.Legacy.Widgets {
+		if !slices.ContainsFunc(m.Widgets, func(r *plugin.FileRef) bool { return r.Name == cur }) {
+			return nil, errf("legacy.widgets: %s maps to no widget %s", old, cur)
+		}
+	}
+	for _, old := range p.Legacy.Plugin {
+		if !idRE.MatchString(old) || old == p.ID {
+			return nil, errf("legacy.plugin: %q is not a former id", old)
+		}
+	}
+	c := &Compiled{Builtin: &host.Builtin{Plugin: pp, Funcs: funcs, FormerIDs: slices.Clone(p.Legacy.Plugin),
+		RenamedTools: p.Legacy.Tools}, Def: p}
+	c.Builtin.Value = c
+	return c, nil
 }
 
 func toolName(t *Tool) string {

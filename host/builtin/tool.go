@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -55,12 +54,8 @@ func (t *typed[In, Out]) hostFunc(p *Plugin) host.BuiltinFunc {
 	return func(ctx context.Context, call *host.BuiltinCall) (any, error) {
 		var in In
 		if call.Input != nil && call.Input.Len() > 0 {
-			b, err := expr.ToJSON(call.Input, "")
-			if err != nil {
+			if err := decodeInto(call.Input, reflect.ValueOf(&in).Elem(), "input"); err != nil {
 				return nil, &interp.Error{Kind: interp.KindInput, Msg: err.Error()}
-			}
-			if err := json.Unmarshal(b, &in); err != nil {
-				return nil, &interp.Error{Kind: interp.KindInput, Msg: "input: " + err.Error()}
 			}
 		}
 		c := newContext(ctx, call.Host, p.ID, call.Actor, call.Turn, call)
@@ -72,7 +67,7 @@ func (t *typed[In, Out]) hostFunc(p *Plugin) host.BuiltinFunc {
 	}
 }
 
-// toValue turns a Go result into an expr value through its JSON.
+// toValue turns a Go result into an expr value, as its JSON would read.
 func toValue(v any) (any, error) {
 	switch x := v.(type) {
 	case nil:
@@ -80,11 +75,7 @@ func toValue(v any) (any, error) {
 	case *expr.Object:
 		return x, nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("result: %w", err)
-	}
-	return expr.FromJSON(b)
+	return encodeValue(reflect.ValueOf(v))
 }
 
 // FieldsOf derives the input fields of a tool from its input struct type
