@@ -40,7 +40,7 @@ func TestMock(t *testing.T) {
 		{"soon alone", `{"model":"mock-agent","messages":[{"role":"user","content":"soon"}],` + tools + `}`, 200,
 			[]string{`\"at\":\"2026-12-01 10:02\"`}},
 		{"streamed with split arguments", `{"model":"mock-agent","stream":true,"messages":[{"role":"user","content":"remind me"}],` + tools + `}`, 200,
-			[]string{`"reasoning_content":"按脚本应答。"`, `"arguments":"{\"c"`, `"finish_reason":"tool_calls"`, "data: [DONE]"}},
+			[]string{`"reasoning_content":"按脚本应答。"`, `"arguments":"{\"d"`, `"finish_reason":"tool_calls"`, "data: [DONE]"}},
 		{"after the result, text", `{"model":"mock-agent","messages":[{"role":"user","content":"校车"},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"shuttle__next","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"{\"error\":\"boom\"}"}],` + tools + `}`, 200,
 			[]string{"`shuttle__next` 没有成功:boom"}},
 		{"tool not offered", `{"model":"mock-agent","messages":[{"role":"user","content":"remember milk"}]}`, 200,
