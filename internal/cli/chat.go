@@ -22,6 +22,8 @@ import (
 	"github.com/pkuinfo/harness/agent/agentapi"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/host/builtin"
+	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/host/store"
 )
 
@@ -495,6 +497,19 @@ func (c *chatSession) slash(ctx context.Context, line string) (text string, quit
 		fmt.Fprintf(c.env.Stderr, "harness chat: unknown command %s (/help lists them)\n", word)
 		return "", false
 	}
+	if builtin.Of(c.a.Host, cmd.Plugin) != nil {
+		// A built-in's command: Run shows its text, Prompt is sent, Screen names the page.
+		text, shown, err := builtin.RunCommand(ctx, c.a.Host, cmd.Plugin, cmd.Command, input, i18n.Zh)
+		if err != nil {
+			fmt.Fprintf(c.env.Stderr, "harness chat: /%s: %v\n", cmd.Name, err)
+			return "", false
+		}
+		if !shown {
+			return text, false
+		}
+		fmt.Fprintln(w, text)
+		return "", false
+	}
 	switch {
 	case cmd.Prompt != "":
 		return cmd.PromptText(input), false
@@ -634,3 +649,5 @@ func chatDelete(env *Env) int {
 	fmt.Fprintf(env.Stdout, "deleted %s\n", args[0])
 	return ExitOK
 }
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
