@@ -23,8 +23,8 @@ import (
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/builtin"
-	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/i18n"
 )
 
 func init() {
