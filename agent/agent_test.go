@@ -41,6 +41,11 @@ func TestTurnRoutes(t *testing.T) {
 		{name: "verification", message: "secret", person: &person{answer: map[string]any{"code": "123456"}}, want: []string{
 			"tool_call notes__secret {}", "question verification_required: 请输入短信验证码", `tool_result notes__secret {"secret":"42"}`, "done done"},
 			asked: []string{"question verification_required"}},
+		{name: "remind", message: "提醒我复习高数", person: &person{approve: true}, want: []string{
+			`tool_call schedule__remind {"daily":"09:00","everyDays":3,"text":"提醒我复习高数","times":16}`,
+			`tool_result schedule__remind {"id":`, `"daily":"09:00","everyDays":3,"remaining":16`, "done done"}},
+		{name: "soon", message: "马上提醒我出门", person: &person{approve: true}, want: []string{
+			`tool_call schedule__remind {"at":"2026-12-01 10:02","text":"马上提醒我出门"}`, `tool_result schedule__remind {"id":`, "done done"}},
 		{name: "remember", message: "remember I live in 45楼", want: []string{
 			`tool_call memory__remember {"text":"I live in 45楼"}`, `tool_result memory__remember {"id":"m`, "done done"}},
 		{name: "who sees the memory", message: "who am i", want: []string{`<context source="memory" kind="data">`, "I live in 45楼", "done done"}},
@@ -51,7 +56,7 @@ func TestTurnRoutes(t *testing.T) {
 			asked: []string{"confirm dashboard__upsertWidget"}},
 		{name: "dashboard card", message: "buscard", person: &person{approve: true}, want: []string{
 			`tool_call dashboard__upsertWidget {"widget":"shuttle.next","size":"sm"}`, "confirmation dashboard__upsertWidget",
-			`tool_result dashboard__upsertWidget {"id":"w1796090400000","widget":"shuttle.next","size":"sm"}`, "done done"}, asked: []string{"confirm dashboard__upsertWidget"}},
+			`tool_result dashboard__upsertWidget {"id":"w1796090400000x","widget":"shuttle.next","size":"sm"}`, "done done"}, asked: []string{"confirm dashboard__upsertWidget"}},
 		{name: "dashboard bad widget", message: "badcard", person: &person{approve: true}, want: []string{
 			`tool_result dashboard__upsertWidget error: plugin shuttle has no widget "nope" (it has: next)`, "done done"}, asked: []string{"confirm dashboard__upsertWidget"}},
 		{name: "step limit", message: "forever", want: []string{"error step_limit: the turn stopped at the step limit: 16 model rounds", "done step_limit"}},

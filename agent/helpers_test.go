@@ -14,6 +14,7 @@ import (
 	"github.com/pkuinfo/harness/agent/builtins"
 	"github.com/pkuinfo/harness/agent/mock"
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/abilities"
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/host/store"
 )
@@ -82,7 +83,7 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, err := host.New(db, host.WithClock(clock), builtin.Option(builtins.All()...))
+	h, err := host.New(db, host.WithClock(clock), builtin.Option(builtins.All()...), builtin.Option(builtin.All()...), host.WithAbilities(abilities.New(db, abilities.WithClock(clock))))
 	if err != nil {
 		t.Fatal(err)
 	}
