@@ -233,8 +233,8 @@ func (c *chatSession) show(ev agent.Event) {
 	case "tool_call":
 		nl()
 		in := string(ev.Input)
-		if len(in) > 120 {
-			in = in[:117] + "…"
+		if r := []rune(in); len(r) > 120 {
+			in = string(r[:117]) + "…"
 		}
 		effect := ev.Effect
 		if effect == "" {
@@ -612,8 +612,8 @@ func chatShow(env *Env) int {
 				mark = "✗"
 			}
 			content := m.Content
-			if len(content) > 200 {
-				content = content[:197] + "…"
+			if r := []rune(content); len(r) > 200 {
+				content = string(r[:197]) + "…"
 			}
 			fmt.Fprintf(env.Stdout, "  %s %s %s\n", mark, m.Tool, content)
 		}
