@@ -295,3 +295,36 @@ func TestContextCutOff(t *testing.T) {
 		t.Errorf("events:\n%s", got)
 	}
 }
+
+// Every plugin's commands in one menu: a name two plugins use becomes
+// plugin:name for both, and an alias two commands share is dropped.
+func TestCommands(t *testing.T) {
+	e := newEnv(t, nil)
+	cmds, err := Commands(context.Background(), e.h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]SlashCommand{}
+	for _, c := range cmds {
+		names[c.Name] = c
+	}
+	for _, want := range []string{"notes:shuttle", "shuttle:shuttle", "canteen", "remind"} {
+		if _, ok := names[want]; !ok {
+			t.Errorf("no /%s in %v", want, cmds)
+		}
+	}
+	if _, ok := names["shuttle"]; ok {
+		t.Error("/shuttle is ambiguous but listed")
+	}
+	n := names["notes:shuttle"]
+	if strings.Join(n.Aliases, ",") != "笔记" {
+		t.Errorf("aliases %v: 校车 is shared with the shuttle plugin", n.Aliases)
+	}
+	c, input, ok := FindCommand(cmds, "/笔记 买牛奶")
+	if !ok || c.PromptText(input) != "note this: 买牛奶" {
+		t.Errorf("FindCommand: %v %q %v", c, input, ok)
+	}
+	if got := Complete(cmds, "/notes"); len(got) != 1 || got[0] != "/notes:shuttle" {
+		t.Errorf("Complete = %v", got)
+	}
+}

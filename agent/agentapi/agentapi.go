@@ -45,6 +45,7 @@ func Register(s *api.Server, a *agent.Agent) *Routes {
 	s.HandleFunc("POST /v1/conversations/{id}/confirmations/{cid}", r.confirm)
 	s.HandleFunc("POST /v1/conversations/{id}/questions/{qid}", r.answer)
 	s.HandleFunc("POST /v1/conversations/{id}/cancel", r.cancel)
+	s.HandleFunc("GET /v1/commands", r.commands)
 	return r
 }
 
@@ -120,6 +121,18 @@ func (rt *Routes) remove(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+}
+
+// commands is the chat's / menu: every enabled plugin's commands.
+func (rt *Routes) commands(w http.ResponseWriter, r *http.Request) error {
+	cmds, err := agent.Commands(r.Context(), rt.Agent.Host)
+	if err != nil {
+		return err
+	}
+	if cmds == nil {
+		cmds = []agent.SlashCommand{}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"commands": cmds})
 }
 
 func (rt *Routes) cancel(w http.ResponseWriter, r *http.Request) error {

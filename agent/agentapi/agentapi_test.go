@@ -309,6 +309,13 @@ func TestRoutesRefuse(t *testing.T) {
 		}
 		return true
 	})
+	// The / menu.
+	var m struct{ Commands []agent.SlashCommand }
+	r0, _ := http.Get(srv.URL + "/v1/commands")
+	decode(t, r0, &m)
+	if len(m.Commands) == 0 {
+		t.Error("no commands")
+	}
 	// List, then delete.
 	var l struct{ Conversations []agent.Conversation }
 	r, _ := http.Get(srv.URL + "/v1/conversations")
