@@ -161,6 +161,13 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 	}
 	in, err := interp.CheckInput(t, input)
 	if err != nil {
+		var ie *interp.Error
+		if errors.As(err, &ie) {
+			// A built-in has no file to point at: the error names the tool instead.
+			named := *ie
+			named.Msg, named.Pos = p.Manifest.ID+"."+t.Name+": "+ie.Msg, expr.Pos{}
+			return nil, &named
+		}
 		return nil, err
 	}
 	c := &BuiltinCall{
@@ -276,4 +283,17 @@ func (h *Host) applyBuiltin(ctx context.Context, b *Builtin) (*UpdateOutcome, er
 func (h *Host) BuiltinEnv(pluginID string, actor Actor, turn string) *BuiltinCall {
 	return &BuiltinCall{Actor: actor, Plugin: pluginID, Turn: turn, Input: expr.NewObject(0), Now: h.now(),
 		KV: h.db.KV(), Abilities: h.abilities, Campus: h.campus, Host: h}
+}
+
+// builtinID refuses to install p under id when id is, or was, a built-in
+// plugin's and p is not that built-in: the id (and calls saved under it)
+// belongs to the app, even after the user removed the built-in.
+func (h *Host) builtinID(id string, p *plugin.Plugin) error {
+	if b := h.builtins[id]; b != nil && b.Plugin != p {
+		return &Conflict{Msg: fmt.Sprintf("the id %s belongs to a built-in plugin of the app; a plugin of another kind cannot take it", id)}
+	}
+	if cur, ok := h.formerIDs[id]; ok {
+		return &Conflict{Msg: fmt.Sprintf("the id %s was the built-in plugin %s's; a plugin of another kind cannot take it", id, cur)}
+	}
+	return nil
 }

@@ -27,6 +27,15 @@
 // Modes, SetMode, SetEnabled and Remove treat them as Community plugins
 // whose tools are all untrusted.
 //
+// Built-in plugins (kind "builtin", seed 003 "内置插件") are Go compiled
+// into the app and registered with WithBuiltins: each is a *plugin.Plugin
+// describing it as a document would (no steps) plus a Go function per
+// tool. InstallOfficial installs them as Official plugins (source
+// "builtin:ID"); List, Show, Review, Modes, DataSource, AgentTools, Call and
+// Confirm treat them as documents, and Call runs the Go function after the
+// same input check instead of the interpreter. Package host/builtin is the
+// API to write them.
+//
 // Host abilities (interp.Abilities) and the campus client
 // (interp.CampusClient) are given to New as options; they live in
 // host/abilities and host/campus. The JSON API over all of this is package

@@ -47,6 +47,9 @@ func (h *Host) Install(ctx context.Context, src, hash string) (*Installed, error
 // insertNew writes a plugin that is not installed yet.
 func (h *Host) insertNew(ctx context.Context, r *reviewed) error {
 	id := r.p.Manifest.ID
+	if err := h.builtinID(id, r.p); err != nil {
+		return err
+	}
 	return h.db.Tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM plugins WHERE id = ?`, id).Scan(&n); err != nil {

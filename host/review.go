@@ -57,6 +57,9 @@ type Review struct {
 	Warnings []plugin.Diagnostic `json:"warnings,omitempty"`
 	// Installed is the installed version of the same id, "" when none.
 	Installed string `json:"installed,omitempty"`
+	// Kind is KindBuiltin for a built-in plugin (Go in the app), "" for a
+	// document.
+	Kind string `json:"kind,omitempty"`
 }
 
 // ReviewTool is one tool line of the review sheet.
@@ -209,6 +212,9 @@ func reviewOf(r *reviewed) *Review {
 	if m.Cloud != nil {
 		rv.Cloud, rv.DisclosureZh, rv.DisclosureEn = nonNil(m.Cloud.Uses), m.Cloud.DisclosureZh, m.Cloud.DisclosureEn
 	}
+	if strings.HasPrefix(r.source, BuiltinSource) {
+		rv.Kind = KindBuiltin
+	}
 	var en *plugin.Locale
 	if m.I18n != nil {
 		en = m.I18n.En
@@ -272,10 +278,16 @@ func (rv *Review) Sheet(lang string) string {
 	if rv.Official {
 		kind = "Official"
 	}
+	if rv.Kind == KindBuiltin {
+		kind = "Official, built into the app: it updates with the app"
+	}
 	if zh {
 		kind = "社区插件：未经 PKU harness 审核"
 		if rv.Official {
 			kind = "官方插件"
+		}
+		if rv.Kind == KindBuiltin {
+			kind = "官方插件，内置于应用，随应用更新"
 		}
 		fmt.Fprintf(&b, "%s（%s %s，作者 %s）\n%s\n%s\n", name, rv.ID, rv.Version, rv.Author, kind, desc)
 	} else {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/abilities"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // step is one call of a built-in's table test: at a fixed time, as an
@@ -56,14 +57,8 @@ func runSteps(t *testing.T, e *env, id string, steps []step) {
 func installDoc(t *testing.T, e *env, files map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := writeFiles(dir, files); err != nil {
+		t.Fatal(err)
 	}
 	ctx := context.Background()
 	rv, err := e.h.Review(ctx, dir)
@@ -235,6 +230,7 @@ func TestScheduleTools(t *testing.T) {
 		{tool: "cancel", input: `{"id":3}`, want: "ok", contain: `"cancelled":true`},
 		{tool: "cancel", input: `{"id":3}`, want: "ability", contain: "no schedule 3"},
 		{tool: "recent", want: "ok", contain: `{"items":[]}`},
+		{actor: host.ActorAgent, tool: "fire", input: `{"text":"假提醒"}`, want: "tool", contain: "by the scheduler"},
 	})
 	// The scheduler runs fire at the reminder's time, as the scheduler actor.
 	sched := e.set.Scheduler()
@@ -253,6 +249,17 @@ func TestScheduleTools(t *testing.T) {
 	list := e.ok(t, host.ActorUser, "schedule", "list", "")
 	if !strings.Contains(list, `"remaining":15,"enabled":true,"nextRun":1792803600000`) {
 		t.Errorf("after the first run: %s", list)
+	}
+	// Deny refuses every actor: the user's remind, and the scheduler's fire.
+	if err := e.h.SetMode(context.Background(), "schedule", plugin.EffectWrite, host.ModeDeny); err != nil {
+		t.Fatal(err)
+	}
+	if got := outcome(e.call(t, host.ActorUser, "schedule", "remind", `{"text":"x","daily":"07:00"}`)); got != "refused" {
+		t.Errorf("remind with write denied: %s", got)
+	}
+	e.clk.set(bj(9, 0).AddDate(0, 0, 3))
+	if runs, err := sched.RunDue(context.Background()); err != nil || len(runs) == 0 || runs[0].OK || !strings.Contains(runs[0].Error, "set to deny") {
+		t.Errorf("a due reminder with write denied: %+v %v", runs, err)
 	}
 	// fire is offered to the agent only on demand.
 	tools, err := e.h.AgentTools(context.Background())
@@ -306,4 +313,17 @@ func TestAuthenticatorTools(t *testing.T) {
 			t.Errorf("%s is offered to the agent", at.Name)
 		}
 	}
+}
+
+func writeFiles(dir string, files map[string]string) error {
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -125,3 +125,38 @@ func TestFocusCommand(t *testing.T) {
 		t.Error("an unknown command ran")
 	}
 }
+
+// TestFocusConfirmed: the agent's write waits for the user's answer, then
+// runs the built-in's function once; a declined one never runs.
+func TestFocusConfirmed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	res, err := e.call(t, host.ActorAgent, "focus", "start", `{"label":"英语"}`)
+	if err != nil || res.Confirmation == nil {
+		t.Fatalf("agent start: %+v %v", res, err)
+	}
+	if got := e.ok(t, host.ActorUser, "focus", "today", ""); !strings.Contains(got, `"running":null`) {
+		t.Fatalf("ran before the answer: %s", got)
+	}
+	done, err := e.h.Confirm(ctx, res.Confirmation.ID, true)
+	if err != nil || !strings.Contains(jsonOf(t, done.Value), `"started":true,"label":"英语"`) {
+		t.Fatalf("confirmed: %+v %v", done, err)
+	}
+	if _, err := e.h.Confirm(ctx, res.Confirmation.ID, true); err == nil {
+		t.Error("a confirmation ran twice")
+	}
+	res, err = e.call(t, host.ActorAgent, "focus", "stop", "")
+	if err != nil || res.Confirmation == nil {
+		t.Fatalf("agent stop: %+v %v", res, err)
+	}
+	if _, err := e.h.Confirm(ctx, res.Confirmation.ID, false); err == nil || !strings.Contains(err.Error(), "declined") {
+		t.Errorf("declined: %v", err)
+	}
+	if got := e.ok(t, host.ActorUser, "focus", "today", ""); !strings.Contains(got, `"label":"英语"`) {
+		t.Errorf("a declined stop ran: %s", got)
+	}
+	// A confirmation asked with bad input is refused before anyone is asked.
+	if got := outcome(e.call(t, host.ActorAgent, "focus", "start", `{"label":7}`)); got != "input" {
+		t.Errorf("bad input for a confirmation: %s", got)
+	}
+}

@@ -65,6 +65,28 @@ func TestInstalledLikeDocuments(t *testing.T) {
 	if _, err := e.h.Show(ctx, "focus"); err == nil {
 		t.Error("a removed built-in came back")
 	}
+	// Its id stays the app's: a document cannot take it, even now.
+	dir := t.TempDir()
+	doc := strings.Replace(homework["PLUGIN.md"], "id: homework", "id: focus", 1)
+	if err := writeFiles(dir, map[string]string{"PLUGIN.md": doc, "tools/add.yaml": homework["tools/add.yaml"]}); err != nil {
+		t.Fatal(err)
+	}
+	rv, err = e.h.Review(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.h.Install(ctx, dir, rv.Hash); err == nil || !strings.Contains(err.Error(), "belongs to a built-in plugin") {
+		t.Errorf("a document took the id focus: %v", err)
+	}
+	// The user may bring the built-in back from its review.
+	rv, err = e.h.Review(ctx, "builtin:focus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.h.Install(ctx, "builtin:focus", rv.Hash); err != nil {
+		t.Errorf("reinstalling focus: %v", err)
+	}
+	e.ok(t, host.ActorUser, "focus", "today", "")
 }
 
 func TestAgentToolsAndSchema(t *testing.T) {

@@ -249,7 +249,7 @@ func Compile(p *Plugin) (*Compiled, error) {
 			return nil, errf("tool %s: input: %v", t.Name, err)
 		}
 		pt := &plugin.Tool{
-			Name: t.Name, File: "builtin:" + p.ID, Title: t.Title, Description: t.Description, Effect: t.Effect,
+			Name: t.Name, Title: t.Title, Description: t.Description, Effect: t.Effect,
 			Input: fields, Untrusted: t.Untrusted, UserOnly: t.UserOnly, OnDemand: t.OnDemand,
 			Constants: expr.NewObject(0), AllConstants: expr.NewObject(0), Env: env, Pos: plugin.Positions{},
 		}

@@ -176,6 +176,10 @@ type FiredList struct {
 // scheduleFire is what the scheduler runs at a reminder's time: the
 // reminder goes on the recent list the dashboard shows.
 func scheduleFire(c *Context, in FireInput) (Fired, error) {
+	if c.Actor == host.ActorAgent {
+		// The assistant cannot make a reminder go off (a prompt could fake one on the dashboard).
+		return Fired{}, Errorf("fire runs when a reminder is due, by the scheduler; set one with schedule__remind")
+	}
 	var list []Fired
 	if _, err := c.KV.Get(firedKey, &list); err != nil {
 		return Fired{}, err
@@ -219,7 +223,7 @@ var Schedule = &Plugin{
 	Name:        "提醒",
 	Description: "定时提醒:一次、每天,或每隔几天在同一时间,可以限定次数。",
 	Version:     "0.1.0",
-	Icon:        "bell",
+	Icon:        "refresh",
 	Abilities:   []string{"scheduler"},
 	// Reminders are the app's own and undone with one tap, and the
 	// scheduler runs fire without anyone to ask: write tools start at auto.

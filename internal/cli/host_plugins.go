@@ -257,9 +257,15 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			}
 			version := in.Version
 			if in.Kind == host.KindRemote {
-				version = "-"
+				version = host.KindRemote
 			}
-			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %-8s %s%s\n", in.ID, version, kind(in.Official), pluginKind(in.Kind), in.Name, state)
+			// The third column is the kind: Official or Community for a document or a remote
+			// plugin (which says remote for its version), Built-in for the app's own.
+			k := kind(in.Official)
+			if in.Kind == host.KindBuiltin {
+				k = "Built-in"
+			}
+			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s%s\n", in.ID, version, k, in.Name, state)
 		}
 		return nil
 	case "show":
@@ -293,8 +299,8 @@ func modeNames(m map[plugin.Effect]host.Mode) map[string]host.Mode {
 func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode) error {
 	w := c.out()
 	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, in.Name)
-	if in.Kind == host.KindRemote {
-		fmt.Fprintf(w, "  kind:        %s, remote\n", kind(in.Official))
+	if in.Kind == host.KindRemote || in.Kind == host.KindBuiltin {
+		fmt.Fprintf(w, "  kind:        %s, %s\n", kind(in.Official), in.Kind)
 	} else {
 		fmt.Fprintf(w, "  kind:        %s\n", kind(in.Official))
 	}
@@ -339,14 +345,6 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
-}
-
-// pluginKind names Installed.Kind for people: document, builtin or remote.
-func pluginKind(k string) string {
-	if k == "" {
-		return "document"
-	}
-	return k
 }
 
 func kind(official bool) string {
