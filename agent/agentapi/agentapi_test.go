@@ -35,6 +35,13 @@ var noteRoute = mock.Route{Name: "note", Words: []string{"note"}, Plan: func(s *
 	return mock.Step{Text: "done: " + s.Last()}
 }}
 
+var secretRoute = mock.Route{Name: "secret", Words: []string{"secret"}, Plan: func(s *mock.State) mock.Step {
+	if s.Round() == 0 {
+		return mock.Step{Calls: []mock.Call{{Tool: "notes__secret", Args: `{}`}}}
+	}
+	return mock.Step{Text: "done: " + s.Last()}
+}}
+
 // server is serve's API with the conversation routes, the official
 // plugins and the notes test plugin, talking to the mock model.
 func server(t *testing.T) (*httptest.Server, *agent.Agent) {
@@ -60,7 +67,7 @@ func server(t *testing.T) (*httptest.Server, *agent.Agent) {
 	if _, err := h.Install(ctx, src, rv.Hash); err != nil {
 		t.Fatal(err)
 	}
-	model := httptest.NewServer(mock.New(mock.Options{Routes: []mock.Route{noteRoute}, Now: clock}))
+	model := httptest.NewServer(mock.New(mock.Options{Routes: []mock.Route{noteRoute, secretRoute}, Now: clock}))
 	t.Cleanup(model.Close)
 	p, err := agent.NewOpenAI(agent.Config{BaseURL: model.URL + "/v1", Model: mock.Model}, nil)
 	if err != nil {
@@ -333,5 +340,40 @@ func TestRoutesRefuse(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != 404 {
 		t.Errorf("get after delete: %s", r.Status)
+	}
+}
+
+// A verification_required result becomes a question; the answer posted to
+// the API re-calls the tool with the code.
+func TestQuestionAnswered(t *testing.T) {
+	srv, _ := server(t)
+	id := newConv(t, srv.URL)
+	res := post(t, srv.URL+"/v1/conversations/"+id+"/messages", `{"text":"secret"}`)
+	defer res.Body.Close()
+	var result map[string]any
+	sse(t, res, func(typ string, d map[string]any) bool {
+		switch typ {
+		case "question":
+			if d["kind"] != "verification_required" || d["message"] != "请输入短信验证码" {
+				t.Errorf("question %v", d)
+			}
+			// A wrong conversation or a malformed answer is refused; the right one is taken.
+			r := post(t, srv.URL+"/v1/conversations/"+id+"/questions/"+d["id"].(string), `{"answer":"123456"}`)
+			if r.StatusCode != http.StatusBadRequest {
+				t.Errorf("string answer: %s", r.Status)
+			}
+			r.Body.Close()
+			r = post(t, srv.URL+"/v1/conversations/"+id+"/questions/"+d["id"].(string), `{"answer":{"code":"123456"}}`)
+			if r.StatusCode != http.StatusOK {
+				t.Errorf("answer: %s", r.Status)
+			}
+			r.Body.Close()
+		case "tool_result":
+			result = d
+		}
+		return true
+	})
+	if r, _ := result["result"].(map[string]any); r["secret"] != "42" {
+		t.Errorf("result %v", result)
 	}
 }
