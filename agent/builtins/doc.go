@@ -13,5 +13,3 @@
 //
 // All returns them compiled; the CLI registers them with every Host.
 package builtins
-
-//go:generate cp ../../docs/PLUGIN-LANGUAGE.md reference.md

@@ -1,13 +1,13 @@
 package builtins
 
 import (
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"net/url"
 	"sort"
 	"strings"
 
+	"github.com/pkuinfo/harness/docs"
 	"github.com/pkuinfo/harness/genui"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/builtin"
@@ -16,11 +16,9 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// referenceDoc is docs/PLUGIN-LANGUAGE.md (go generate copies it; a test
-// fails when the copy differs, so the reference cannot drift).
-//
-//go:embed reference.md
-var referenceDoc string
+// referenceDoc is docs/PLUGIN-LANGUAGE.md, embedded by package docs, so
+// the reference cannot drift from the document.
+var referenceDoc = docs.PluginLanguage
 
 // Plugins is the plugins built-in (seed 003 "让 AI 帮你写插件"): the
 // authoring tools, onDemand, and use, which loads any plugin's onDemand
