@@ -172,3 +172,36 @@ func TestConfig(t *testing.T) {
 		t.Errorf("provider name %q", got)
 	}
 }
+
+// The API key goes to the base URL only: a redirect to another origin is
+// not followed, and the key never appears in an error.
+func TestKeyStaysWithBaseURL(t *testing.T) {
+	var leaked string
+	hits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		leaked = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(400)
+		w.Write([]byte(`{"error":{"message":"no"}}`))
+	}))
+	defer other.Close()
+	var got string
+	base := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer base.Close()
+	p, _ := NewOpenAI(Config{BaseURL: base.URL + "/v1", Model: "m", APIKey: "sk-very-secret"}, nil)
+	_, err := p.Complete(context.Background(), &Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, nil)
+	if got != "Bearer sk-very-secret" {
+		t.Errorf("the base URL got %q", got)
+	}
+	// The SDK refuses to follow a redirect off the base URL's origin at all.
+	if hits != 0 || leaked != "" || err == nil || !strings.Contains(err.Error(), "origin must match the configured base URL") {
+		t.Errorf("the redirect target had %d hits, got the key %q; err = %v", hits, leaked, err)
+	}
+	if err == nil || strings.Contains(err.Error(), "sk-very-secret") {
+		t.Errorf("err = %v", err)
+	}
+}
