@@ -328,3 +328,63 @@ func TestCommands(t *testing.T) {
 		t.Errorf("Complete = %v", got)
 	}
 }
+
+// userOnly tools are never offered, deny-mode tools are not either, and a
+// model naming one anyway gets an error result, not a run.
+func TestNeverOffered(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if err := e.h.SetMode(ctx, "notes", plugin.EffectWrite, host.ModeDeny); err != nil {
+		t.Fatal(err)
+	}
+	o, err := e.agent.tools(ctx, []string{"plugins"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := e.h.List(ctx)
+	userOnly := 0
+	for _, in := range list {
+		p, err := e.h.Plugin(ctx, in.ID)
+		if err != nil {
+			continue
+		}
+		for _, tl := range p.Tools {
+			if tl.UserOnly {
+				userOnly++
+				if o.byName[host.ModelName(in.ID, tl.Name)] != nil {
+					t.Errorf("userOnly %s.%s offered", in.ID, tl.Name)
+				}
+			}
+		}
+	}
+	if userOnly == 0 {
+		t.Log("no userOnly tool is installed")
+	}
+	if o.byName["notes__add"] != nil {
+		t.Error("a deny-mode tool is offered")
+	}
+	// A model that calls it anyway (the mock would not) gets an error result.
+	e.agent.Provider = &callingProvider{call: ToolCall{ID: "c", Name: "notes__add", Arguments: `{"text":"x"}`}}
+	evs, _ := e.turn(t, "note this", nil)
+	if got := brief(evs); !strings.Contains(got, `tool_result notes__add error: there is no tool "notes__add" in this turn`) {
+		t.Errorf("events:\n%s", got)
+	}
+	// An onDemand tool before plugins__use is not there either.
+	e.agent.Provider = &callingProvider{call: ToolCall{ID: "c", Name: "plugins__validate", Arguments: `{"files":{}}`}}
+	evs, _ = e.turn(t, "x", nil)
+	if got := brief(evs); !strings.Contains(got, `tool_result plugins__validate error: there is no tool "plugins__validate" in this turn`) {
+		t.Errorf("events:\n%s", got)
+	}
+}
+
+// callingProvider asks for call in the first round and answers "ok" after.
+type callingProvider struct{ call ToolCall }
+
+func (p *callingProvider) Name() string { return "calling" }
+
+func (p *callingProvider) Complete(ctx context.Context, req *Request, onDelta func(Delta)) (*Reply, error) {
+	if req.Messages[len(req.Messages)-1].Role == RoleTool {
+		return &Reply{Message: Message{Role: RoleAssistant, Content: "ok"}, FinishReason: "stop"}, nil
+	}
+	return &Reply{Message: Message{Role: RoleAssistant, ToolCalls: []ToolCall{p.call}}, FinishReason: "tool_calls"}, nil
+}
