@@ -250,6 +250,12 @@ func (rt *Routes) message(w http.ResponseWriter, r *http.Request) error {
 	}()
 	err := rt.Agent.Turn(r.Context(), id, req.Text, rt.Waiter.ForConversation(id), send)
 	var te *agent.TurnError
+	if errors.As(err, &te) && te.Code == "busy" {
+		// Another request started a turn between the check above and this one.
+		send(agent.Event{Type: "error", Kind: "busy", Message: te.Message})
+		send(agent.Event{Type: "done", Stop: "error"})
+		return nil
+	}
 	if err != nil && !errors.As(err, &te) {
 		// A storage failure: the stream has started, so it is an event.
 		send(agent.Event{Type: "error", Kind: "internal", Message: "internal error (see the server log)"})
