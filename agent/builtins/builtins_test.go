@@ -133,3 +133,27 @@ func TestRenderRefusesBadDocuments(t *testing.T) {
 		}
 	}
 }
+
+func TestInstallRemoteChecksTheURL(t *testing.T) {
+	h := newHost(t)
+	for _, tc := range []struct{ url, want string }{
+		{"http://evil.example.com/mcp", "http"},
+		{"ftp://x/mcp", "ftp"},
+		{"https://canteen.example.org/mcp", `"opened":true`},
+		{"http://127.0.0.1:8787/mcp", `"opened":true`},
+	} {
+		out, err := call(t, h, "plugins", "installRemote", `{"url":"`+tc.url+`"}`)
+		if err != nil {
+			out = err.Error()
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%s: %s", tc.url, out)
+		}
+		list, _ := h.List(context.Background())
+		for _, in := range list {
+			if in.Kind == host.KindRemote {
+				t.Fatalf("installRemote added %s", in.ID)
+			}
+		}
+	}
+}

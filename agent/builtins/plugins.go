@@ -3,7 +3,6 @@ package builtins
 import (
 	"encoding/json"
 	"errors"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/mcpx"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -321,17 +321,11 @@ type RemoteInput struct {
 }
 
 func installRemote(c *builtin.Context, in RemoteInput) (map[string]any, error) {
-	u, err := url.Parse(in.URL)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, builtin.Errorf("url %q: give the MCP server's https URL", in.URL)
-	}
-	if u.Scheme == "http" && !localHost(u.Hostname()) {
-		return nil, builtin.Errorf("url %q: plain http is only for this machine or a private network; use https", in.URL)
+	// The same rule as harness plugins add-remote: https, or plain http on this machine or a private network.
+	u, err := mcpx.CheckURL(in.URL)
+	if err != nil {
+		return nil, builtin.Errorf("%v", err)
 	}
 	return map[string]any{"opened": true, "url": u.String(), "name": in.Name,
 		"note": "The add-remote-plugin sheet is open with this URL. Nothing is added unless the user confirms it there (a bearer token, if any, is typed by the user, never by you)."}, nil
-}
-
-func localHost(h string) bool {
-	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1" || strings.HasPrefix(h, "10.") || strings.HasPrefix(h, "192.168.")
 }
