@@ -1,8 +1,8 @@
 // Command demo-canteen is the demo remote plugin (seed 003
 // §快速上手:远程插件): mock canteen menus and seat reservations over
-// stateless Streamable HTTP on 127.0.0.1:8789/mcp, bearer token demo-token.
+// stateless Streamable HTTP on 127.0.0.1:8790/mcp, bearer token demo-token.
 //
-//	go run ./examples/demo-canteen                            # http://127.0.0.1:8789/mcp
+//	go run ./examples/demo-canteen                            # http://127.0.0.1:8790/mcp
 //	go run ./examples/demo-canteen --addr 127.0.0.1:9000 --token ''   # another port, no token
 package main
 

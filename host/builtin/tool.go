@@ -146,8 +146,12 @@ func schemaType(t reflect.Type) (string, error) {
 		return "number", nil
 	case reflect.Slice:
 		return "array", nil
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String {
+			return "object", nil // a JSON object, e.g. a draft's files or a tool's input
+		}
 	}
-	return "", fmt.Errorf("type %s is outside the plain subset (string, bool, numbers and lists of them)", t)
+	return "", fmt.Errorf("type %s is outside the plain subset (string, bool, numbers, lists of them and objects keyed by strings)", t)
 }
 
 // applyTag reads a harness tag into f.

@@ -326,4 +326,17 @@ func printCommandHelp(w io.Writer, c *Command) {
 			fs.PrintDefaults()
 		}
 	}
+	// A command that is also a group (`chat`, with `chat list`): its subcommands too.
+	var subs []*Command
+	for _, s := range Commands() {
+		if strings.HasPrefix(s.Path, c.Path+" ") {
+			subs = append(subs, s)
+		}
+	}
+	if len(subs) > 0 {
+		fmt.Fprintln(w, "\ncommands:")
+		for _, s := range subs {
+			fmt.Fprintf(w, "  harness %s\n      %s\n", strings.TrimSpace(s.Path+" "+s.Usage), s.Summary)
+		}
+	}
 }

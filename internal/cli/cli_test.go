@@ -73,6 +73,14 @@ func TestGroupHelp(t *testing.T) {
 	}
 	for g := range groups {
 		var out, errb bytes.Buffer
+		if c, n := lookup(strings.Fields(g)); c != nil && n == len(strings.Fields(g)) {
+			// A command that is also a group (chat): its help lists its subcommands.
+			if code := Main(append(strings.Fields(g), "--help"), nil, &out, &errb); code != ExitOK ||
+				!strings.HasPrefix(out.String(), "usage: harness "+g+" ") || !strings.Contains(out.String(), "\ncommands:\n  harness "+g+" ") {
+				t.Errorf("harness %s --help: exit %d, %q %q", g, code, out.String(), errb.String())
+			}
+			continue
+		}
 		if code := Main(append(strings.Fields(g), "--help"), nil, &out, &errb); code != ExitOK ||
 			!strings.HasPrefix(out.String(), "usage: harness "+g+" COMMAND") {
 			t.Errorf("harness %s --help: exit %d, %q %q", g, code, out.String(), errb.String())

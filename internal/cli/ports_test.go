@@ -6,16 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkuinfo/harness/agent/mock"
 	"github.com/pkuinfo/harness/examples/demo-canteen/canteen"
 )
 
 // TestDefaultPortsDistinct: the servers the README starts side by side (the host, the Cloud
-// server, the demo remote plugin) listen on distinct default addresses, and the README's port
+// server, the demo remote plugin, the mock model) listen on distinct default addresses, and the README's port
 // map names each one.
 func TestDefaultPortsDistinct(t *testing.T) {
 	fs := flag.NewFlagSet("cloud serve", flag.ContinueOnError)
 	cloud := *cloudServeFlags(fs).addr
-	addrs := map[string]string{"harness serve": DefaultServeAddr, "harness cloud serve": cloud, "demo-canteen": canteen.DefaultAddr}
+	addrs := map[string]string{"harness serve": DefaultServeAddr, "harness cloud serve": cloud, "demo-canteen": canteen.DefaultAddr, "harness model mock": mock.DefaultAddr}
 	seen := map[string]string{}
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {

@@ -68,6 +68,7 @@ func TestScript(t *testing.T) {
 			"campus-expire":  cmdCampusExpire,
 			"campus-set":     cmdCampusSet,
 			"campus-answers": cmdCampusAnswers,
+			"mockllm":        cmdMockLLM,
 		},
 		Setup: func(env *testscript.Env) error {
 			// English unless a script asks otherwise (lang.txtar walks both languages).

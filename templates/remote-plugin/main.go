@@ -3,7 +3,7 @@
 // seed's TypeScript template (seed 003 §快速上手:远程插件, server.ts). Copy
 // this folder, rename the server, replace the hello tool with your own.
 //
-//	go run .                       # serves http://127.0.0.1:8790/mcp (PORT=N for another port)
+//	go run .                       # serves http://127.0.0.1:8791/mcp (PORT=N for another port)
 //	PLUGIN_TOKEN=secret go run .   # requires "Authorization: Bearer secret"
 package main
 
@@ -76,7 +76,7 @@ func handler(token string) http.Handler {
 func main() {
 	port := os.Getenv("PORT")
 	if port == "" {
-		port = "8790"
+		port = "8791"
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler(os.Getenv("PLUGIN_TOKEN")))

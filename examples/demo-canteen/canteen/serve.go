@@ -13,9 +13,9 @@ import (
 )
 
 // DefaultAddr is where the demo listens without --addr: loopback, on the port of the
-// README's port map (8787 `harness cloud serve`, 8788 `harness serve`, 8789 this demo,
-// 8790 templates/remote-plugin), so that all of them run side by side.
-const DefaultAddr = "127.0.0.1:8789"
+// README's port map (8787 `harness cloud serve`, 8788 `harness serve`, 8790 this demo,
+// 8791 templates/remote-plugin), so that all of them run side by side.
+const DefaultAddr = "127.0.0.1:8790"
 
 // Main runs the demo server with command-line args until ctx ends and returns an exit code
 // (0 after a clean stop, 1 when it cannot listen, 2 on bad flags). Flags: --addr HOST:PORT
