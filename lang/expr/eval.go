@@ -556,11 +556,22 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 	}
 	switch n.opc {
 	case opEq, opNe:
-		eq, visited := strictEqual(x, y)
-		if visited > 1 { // a deep comparison costs what it visits
-			if err := st.charge(n.p, visited-1); err != nil {
+		var eq bool
+		switch xv := x.(type) {
+		case []any, *Object: // a deep comparison costs what it visits, as it visits
+			var err error
+			if eq, err = strictEqual(x, y, &stCharger{st, n.p}); err != nil {
 				return nil, err
 			}
+		case string:
+			if ys, ok := y.(string); ok && len(xv) == len(ys) && len(xv) >= WalkBytesPerOp {
+				if err := st.charge(n.p, len(xv)/WalkBytesPerOp); err != nil {
+					return nil, err
+				}
+			}
+			eq, _ = strictEqual(x, y, nil)
+		default:
+			eq, _ = strictEqual(x, y, nil)
 		}
 		return eq == (n.opc == opEq), nil
 	case opAdd:
@@ -571,12 +582,12 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 		}
 		var err error
 		if !xStr {
-			if xs, err = concatText(x, n.x.Pos()); err != nil {
+			if xs, err = concatText(st, x, n.x.Pos()); err != nil {
 				return nil, err
 			}
 		}
 		if !yStr {
-			if ys, err = concatText(y, n.y.Pos()); err != nil {
+			if ys, err = concatText(st, y, n.y.Pos()); err != nil {
 				return nil, err
 			}
 		}
@@ -609,18 +620,45 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 
 // concatText is how a non-string reads when `+` joins it to a string: as JavaScript's String(),
 // except lists and objects, which read as JSON.
-func concatText(v any, p Pos) (string, error) {
-	switch x := v.(type) {
+func concatText(st *state, v any, p Pos) (string, error) {
+	switch v.(type) {
 	case nil:
 		return "null", nil
 	case *Node:
 		return "", rtErr(p, "cannot join an HTML node to a string; use htmlText(node)")
 	case *Func:
 		return "", rtErr(p, "cannot join a function to a string")
+	case []any, *Object:
+		return st.text(v, p)
 	default:
-		_ = x
 		return ToText(v)
 	}
+}
+
+// stCharger charges an evaluation's budget at a position: the Charger of the engine's own
+// walks (comparison, text of a value).
+type stCharger struct {
+	st *state
+	p  Pos
+}
+
+func (c *stCharger) Charge(n int) error { return c.st.charge(c.p, n) }
+
+// text is ToText of a list or object, charged as it is written and limited to MaxText; a
+// longer text is a limit error at p.
+func (st *state) text(v any, p Pos) (string, error) {
+	t, err := TextOf(v, MaxText, &stCharger{st, p})
+	if err != nil {
+		var re *RuntimeError
+		if errors.As(err, &re) {
+			return "", err
+		}
+		if errors.Is(err, ErrTooLarge) {
+			return "", &RuntimeError{Pos: p, Kind: "limit", Msg: err.Error(), err: err}
+		}
+		return "", rtErr(p, "%v", err)
+	}
+	return t, nil
 }
 
 func (n *condNode) eval(st *state) (any, error) {
@@ -656,9 +694,17 @@ func (n *tmplNode) eval(st *state) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			t, err := ToText(v)
-			if err != nil {
-				return nil, rtErr(n.exprs[i].Pos(), "%v", err)
+			var t string
+			switch v.(type) {
+			case []any, *Object:
+				t, err = st.text(v, n.exprs[i].Pos())
+				if err != nil {
+					return nil, err
+				}
+			default:
+				if t, err = ToText(v); err != nil {
+					return nil, rtErr(n.exprs[i].Pos(), "%v", err)
+				}
 			}
 			b.WriteString(t)
 			if k := b.Len() / 1024; k > 0 && len(t) > 1024 {
@@ -809,7 +855,7 @@ func (st *state) callBuiltin(b *builtin, args []any, p Pos) (any, error) {
 			return nil, err
 		}
 		var le *limitError
-		if errors.As(err, &le) {
+		if errors.As(err, &le) || errors.Is(err, ErrTooLarge) {
 			return nil, &RuntimeError{Pos: p, Kind: "limit", Msg: b.name + ": " + err.Error(), err: err}
 		}
 		var be *BudgetError
