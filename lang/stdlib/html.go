@@ -167,7 +167,10 @@ func fnAttr(c *expr.Call, args []any) (any, error) {
 	if err != nil || isNull {
 		return nil, err
 	}
-	v, ok := htmlx.Attr(n, name)
+	v, ok, err := htmlx.AttrCharged(n, name, c)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, nil
 	}
@@ -230,7 +233,10 @@ func fnTableRows(c *expr.Call, args []any) (any, error) {
 	if isNull {
 		return []any{}, nil
 	}
-	table := htmlx.FindTable(n)
+	table, err := htmlx.FindTableCharged(n, c)
+	if err != nil {
+		return nil, err
+	}
 	if table == nil {
 		return []any{}, nil
 	}
@@ -240,15 +246,18 @@ func fnTableRows(c *expr.Call, args []any) (any, error) {
 	}
 	switch {
 	case header:
-		return headerRows(g), nil
+		return headerRows(c, g)
 	case cells:
 		return cellRows(g), nil
 	}
 	return textRows(g), nil
 }
 
-func headerRows(g *htmlx.Grid) []any {
-	labels := g.Labels()
+func headerRows(c *expr.Call, g *htmlx.Grid) (any, error) {
+	labels, err := g.LabelsCharged(c)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]any, 0, max(len(g.Slots)-1, 0))
 	for y := 1; y < len(g.Slots); y++ {
 		o := expr.NewObject(g.Width)
@@ -261,7 +270,7 @@ func headerRows(g *htmlx.Grid) []any {
 		}
 		out = append(out, o)
 	}
-	return out
+	return out, nil
 }
 
 func cellRows(g *htmlx.Grid) []any {
