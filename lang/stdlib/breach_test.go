@@ -70,4 +70,3 @@ func TestBreaches(t *testing.T) {
 		})
 	}
 }
-
