@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 )
 
 // Costs of the engine's own walks over values (SPEC-DECISIONS §2 "Costs"): encoding to JSON,
@@ -80,6 +82,7 @@ func (m *meter) init(ch Charger, limit int) {
 
 // node pays for visiting one more value: one operation before every WalkNodesPerOp-th.
 func (m *meter) node() error {
+	workcount.Add(1)
 	m.nodes++
 	if m.nodes%WalkNodesPerOp == 0 && m.ch != nil {
 		return m.ch.Charge(1)
@@ -89,6 +92,7 @@ func (m *meter) node() error {
 
 // nodesN pays for visiting n more values at once.
 func (m *meter) nodesN(n int) error {
+	workcount.Add(n)
 	before := m.nodes / WalkNodesPerOp
 	m.nodes += n
 	if k := m.nodes/WalkNodesPerOp - before; k > 0 && m.ch != nil {
@@ -101,6 +105,7 @@ func (m *meter) nodesN(n int) error {
 // paid for.
 func (m *meter) paidBytes(total int) error {
 	if k := total/WalkBytesPerOp - m.paid/WalkBytesPerOp; k > 0 {
+		workcount.Add((total - m.paid) / 64)
 		m.paid = total
 		if m.ch != nil {
 			return m.ch.Charge(k)

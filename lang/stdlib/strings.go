@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 )
 
 // Size limits of string builtins (SPEC-DECISIONS §5).
@@ -582,5 +583,6 @@ func textAndRegex(c *expr.Call, args []any) (string, *regexp.Regexp, error) {
 	if err := c.Charge(matchCost(s, prog)); err != nil {
 		return "", nil, err
 	}
+	workcount.Add(len(s) * prog / 256)
 	return s, re, nil
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -143,6 +144,7 @@ func chargeNodes(m Meter, root *html.Node, paid int) error {
 	}
 	n := 0
 	_ = walk(root, func(*html.Node) (bool, error) { n++; return true, nil }, nil)
+	workcount.Add(2 * n)
 	if extra := n - paid - 8; extra > 0 {
 		return m.Charge(extra / NodesPerOp)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/andybalholm/cascadia"
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 	"golang.org/x/net/html"
 )
 
@@ -336,6 +337,7 @@ func (m *matcher) compound(j int, n *html.Node, paid bool) (bool, error) {
 	if err := m.mt.add(evalWeight(n, m.nested, paid)); err != nil {
 		return false, err
 	}
+	workcount.Add(1)
 	return m.cs.steps[j].sel.Match(n), nil
 }
 

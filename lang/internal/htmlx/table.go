@@ -3,6 +3,7 @@ package htmlx
 import (
 	"strconv"
 
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -165,6 +166,7 @@ func TableGrid(table *html.Node, m Meter) (*Grid, error) {
 				}
 				cell := &Cell{Text: text, Row: y, Col: x, RowSpan: rs, ColSpan: cs, ID: len(g.Cells), Node: td}
 				g.Cells = append(g.Cells, cell)
+				workcount.Add(16 * rs * cs)
 				for dy := range rs {
 					row := g.Slots[y+dy]
 					for len(row) < x+cs {
@@ -193,6 +195,7 @@ func TableGrid(table *html.Node, m Meter) (*Grid, error) {
 			return nil, err
 		}
 	}
+	workcount.Add(16 * pad)
 	for i, row := range g.Slots {
 		for len(row) < g.Width {
 			row = append(row, nil)
