@@ -283,33 +283,47 @@ func matchingParen(s string, start int) int {
 type matcher struct {
 	cs *complexSel
 	mt *meter
-	// matched[j][n]: n matches steps 0…j; above[j][n]: some ancestor of n does; before[j][n]:
-	// some earlier sibling of n does. Values: 1 false, 2 true.
-	matched, above, before []map[*html.Node]uint8
+	// matched[j][i]: node i matches steps 0…j; above[j][i]: some ancestor of it does;
+	// before[j][i]: some earlier sibling of it does. Values: 0 unknown, 1 false, 2 true. Nodes
+	// are numbered as they are first met (idx), so a memo entry is one byte.
+	matched, above, before [][]uint8
+	idx                    map[*html.Node]int32
 	nested                 int // descendant combinators inside pseudo-classes: each costs the depth
 }
 
 func newMatcher(cs *complexSel, mt *meter, nested int) *matcher {
 	k := len(cs.steps)
-	return &matcher{cs: cs, mt: mt, nested: nested,
-		matched: make([]map[*html.Node]uint8, k), above: make([]map[*html.Node]uint8, k), before: make([]map[*html.Node]uint8, k)}
+	return &matcher{cs: cs, mt: mt, nested: nested, idx: make(map[*html.Node]int32),
+		matched: make([][]uint8, k), above: make([][]uint8, k), before: make([][]uint8, k)}
 }
 
-func memoGet(ms []map[*html.Node]uint8, j int, n *html.Node) uint8 {
-	if ms[j] == nil {
+// index numbers n on first sight.
+func (m *matcher) index(n *html.Node) int32 {
+	i, ok := m.idx[n]
+	if !ok {
+		i = int32(len(m.idx))
+		m.idx[n] = i
+	}
+	return i
+}
+
+func (m *matcher) memoGet(ms [][]uint8, j int, n *html.Node) uint8 {
+	i := m.index(n)
+	if int(i) >= len(ms[j]) {
 		return 0
 	}
-	return ms[j][n]
+	return ms[j][i]
 }
 
-func memoSet(ms []map[*html.Node]uint8, j int, n *html.Node, v bool) bool {
-	if ms[j] == nil {
-		ms[j] = make(map[*html.Node]uint8)
+func (m *matcher) memoSet(ms [][]uint8, j int, n *html.Node, v bool) bool {
+	i := int(m.index(n))
+	if i >= len(ms[j]) {
+		ms[j] = append(ms[j], make([]uint8, i+1-len(ms[j])+len(ms[j])/2)...)
 	}
 	if v {
-		ms[j][n] = 2
+		ms[j][i] = 2
 	} else {
-		ms[j][n] = 1
+		ms[j][i] = 1
 	}
 	return v
 }
@@ -348,7 +362,7 @@ func (m *matcher) match(j int, n *html.Node) (bool, error) {
 
 // matchPaid is match where, with paid, the first evaluation has been paid for by the walk.
 func (m *matcher) matchPaid(j int, n *html.Node, paid bool) (bool, error) {
-	if v := memoGet(m.matched, j, n); v != 0 {
+	if v := m.memoGet(m.matched, j, n); v != 0 {
 		return v == 2, nil
 	}
 	ok, err := m.compound(j, n, paid)
@@ -380,7 +394,7 @@ func (m *matcher) matchPaid(j int, n *html.Node, paid bool) (bool, error) {
 			return false, err
 		}
 	}
-	return memoSet(m.matched, j, n, ok), nil
+	return m.memoSet(m.matched, j, n, ok), nil
 }
 
 // anyAbove reports whether some ancestor of n matches steps 0…j. It walks up to the first
@@ -390,7 +404,7 @@ func (m *matcher) anyAbove(j int, n *html.Node) (bool, error) {
 	var path []*html.Node
 	result := false
 	for p := n.Parent; p != nil; p = p.Parent {
-		if v := memoGet(m.above, j, p); v != 0 {
+		if v := m.memoGet(m.above, j, p); v != 0 {
 			result = v == 2
 			// p's own match still counts for n's answer.
 			path = append(path, p)
@@ -413,7 +427,7 @@ func (m *matcher) fillAbove(j int, path []*html.Node, top bool, known bool) (boo
 	for i := last; i >= 0; i-- {
 		x := path[i]
 		if i < last || !known {
-			memoSet(m.above, j, x, acc)
+			m.memoSet(m.above, j, x, acc)
 		}
 		ok, err := m.match(j, x)
 		if err != nil {
@@ -431,7 +445,7 @@ func (m *matcher) anyBefore(j int, n *html.Node) (bool, error) {
 	known, top := false, false
 	for p := n.PrevSibling; p != nil; p = p.PrevSibling {
 		path = append(path, p)
-		if v := memoGet(m.before, j, p); v != 0 {
+		if v := m.memoGet(m.before, j, p); v != 0 {
 			known, top = true, v == 2
 			break
 		}
@@ -444,7 +458,7 @@ func (m *matcher) anyBefore(j int, n *html.Node) (bool, error) {
 	for i := last; i >= 0; i-- {
 		x := path[i]
 		if i < last || !known {
-			memoSet(m.before, j, x, acc)
+			m.memoSet(m.before, j, x, acc)
 		}
 		ok, err := m.match(j, x)
 		if err != nil {
