@@ -1,8 +1,10 @@
 package stdlib
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/lang/internal/costcheck"
@@ -15,7 +17,9 @@ func TestBreaches(t *testing.T) {
 	vars := libVars(t)
 	for _, tc := range costcheck.Breaches {
 		t.Run(tc.Name, func(t *testing.T) {
-			got := evalLib(t, tc.Src, vars, expr.DefaultBudget)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			got := evalLibCtx(t, ctx, tc.Src, vars, expr.DefaultBudget)
 			if tc.Result != "" {
 				if got != tc.Result {
 					t.Fatalf("got %.300s, want %s", got, tc.Result)
