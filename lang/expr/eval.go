@@ -601,7 +601,15 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 		xs, xStr := x.(string)
 		ys, yStr := y.(string)
 		if xStr && yStr {
-			c := strings.Compare(xs, ys)
+			var c int
+			if len(xs) > WalkBytesPerOp && len(ys) > WalkBytesPerOp { // long texts: paid per KB
+				var err error
+				if c, err = CompareStrings(xs, ys, &stCharger{st, n.p}); err != nil {
+					return nil, err
+				}
+			} else {
+				c = strings.Compare(xs, ys)
+			}
 			switch n.opc {
 			case opLT:
 				return c < 0, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pkuinfo/harness/lang/internal/workcount"
 )
@@ -112,4 +113,23 @@ func (m *meter) paidBytes(total int) error {
 		}
 	}
 	return nil
+}
+
+// CompareStrings is strings.Compare charged to ch: one operation per KB of common prefix, before
+// comparing that KB, so comparing (or sorting) long texts that differ late is paid for. ch nil
+// charges nothing.
+func CompareStrings(a, b string, ch Charger) (int, error) {
+	for len(a) > WalkBytesPerOp && len(b) > WalkBytesPerOp {
+		if ch != nil {
+			if err := ch.Charge(1); err != nil {
+				return 0, err
+			}
+		}
+		workcount.Add(WalkBytesPerOp / 64)
+		if a[:WalkBytesPerOp] != b[:WalkBytesPerOp] {
+			break
+		}
+		a, b = a[WalkBytesPerOp:], b[WalkBytesPerOp:]
+	}
+	return strings.Compare(a, b), nil
 }

@@ -139,6 +139,17 @@ func rank(v any) int {
 	return 3
 }
 
+// compareCharged is compareValues charged to c for long strings (expr.CompareStrings: one
+// operation per KB of common prefix).
+func compareCharged(c *expr.Call, a, b any) (int, error) {
+	if x, ok := a.(string); ok {
+		if y, ok := b.(string); ok && len(x) > 1024 && len(y) > 1024 {
+			return expr.CompareStrings(x, y, c)
+		}
+	}
+	return compareValues(a, b), nil
+}
+
 // compareValues is the default order of sort, sortBy, min and max: numbers numerically (NaN
 // after the others), strings by code point, false before true; different kinds by rank.
 func compareValues(a, b any) int {

@@ -469,7 +469,8 @@ func fnSort(c *expr.Call, args []any) (any, error) {
 	}
 	idx, err := stableSort(len(l), func(i, j int) (bool, error) {
 		if cmp == nil {
-			return compareValues(l[i], l[j]) < 0, nil
+			r, err := compareCharged(c, l[i], l[j])
+			return r < 0, err
 		}
 		r, err := c.CallFunc(cmp, l[i], l[j])
 		if err != nil {
@@ -529,16 +530,20 @@ func fnSortBy(c *expr.Call, args []any) (any, error) {
 			return nil, err
 		}
 	}
-	idx, _ := stableSort(len(l), func(i, j int) (bool, error) {
+	idx, err := stableSort(len(l), func(i, j int) (bool, error) {
 		a, b := keys[i], keys[j]
 		if a == nil || b == nil {
 			return a != nil && b == nil, nil
 		}
 		if desc {
-			return compareValues(b, a) < 0, nil
+			a, b = b, a
 		}
-		return compareValues(a, b) < 0, nil
+		r, err := compareCharged(c, a, b)
+		return r < 0, err
 	})
+	if err != nil {
+		return nil, err
+	}
 	return pickIdx(l, idx), nil
 }
 

@@ -51,6 +51,8 @@ var Breaches = []Breach{
 	{Name: "select siblings", Src: "len(select(repeat('<p>a</p>', 60), repeat('p ~ ', 40) + 'p'))", Result: "20"},
 	{Name: "tableRows finding no table", Src: "[html(repeat(repeat('<p>x</p>', 1000), 100))].map(d => range(10000).map(i => tableRows(d)))", Want: "budget exceeded"},
 	{Name: "attr after many comments", Src: "[html(repeat(repeat('<!---->', 1000), 100))].map(d => range(10000).map(i => attr(d, 'x')))", Want: "budget exceeded"},
+	{Name: "compare long texts", Src: "[repeat(repeat('a', 1000), 1000)].map(s => [s + 'a', s + 'b']).map(p => range(10000).map(i => p[0] < p[1]))", Want: "budget exceeded"},
+	{Name: "sort long texts", Src: "[repeat(repeat('a', 1000), 1000)].map(s => [s + 'a', s + 'b']).map(p => range(3000).map(i => p[i % 2]).sort())", Want: "budget exceeded"},
 	{Name: "json of many objects", Src: "['[' + repeat(repeat('{},', 1000), 333) + '{}]'].map(s => range(60).map(i => len(json(s))))", Want: "budget exceeded"},
 }
 
