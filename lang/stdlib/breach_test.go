@@ -32,3 +32,16 @@ func TestBreaches(t *testing.T) {
 		})
 	}
 }
+
+// TestRegexScanStopsOnContext: RE2 cannot be interrupted, so a long scan runs aside and the
+// run's context stops the call; the scan here is paid for (within the budget) and takes
+// seconds, the context ends after 50 ms, and the call fails with the context's error rather
+// than returning the scan's answer.
+func TestRegexScanStopsOnContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	got := evalLibCtx(t, ctx, "test(repeat(repeat('a', 1000), 1000), '[a-z]{100}x')", libVars(t), expr.DefaultBudget)
+	if !strings.HasPrefix(got, "limit: ") || !strings.Contains(got, "deadline exceeded") {
+		t.Fatalf("got %.200s, want the context's limit error", got)
+	}
+}

@@ -123,6 +123,33 @@ func regexArg(c *expr.Call, args []any, i int) (*regexp.Regexp, int, error) {
 	return c.RegexpProg(p)
 }
 
+// scanAsideBytes is the text length from which a regex scan runs on a goroutine of its own, so
+// that the run's context can stop the call while RE2, which cannot be interrupted, finishes the
+// scan it has been paid for.
+const scanAsideBytes = 256 << 10
+
+// scan runs the regex call f over s. For a long text it waits for f or for the run's context,
+// whichever comes first; the context's error stops the builtin at once (f's result is then
+// dropped).
+func scan(c *expr.Call, s string, f func()) error {
+	if len(s) < scanAsideBytes {
+		f()
+		return nil
+	}
+	ctx := c.Context()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return expr.Limitf("stopped: %v", ctx.Err())
+	}
+}
+
 // matchCost is what matching a program of prog instructions over s costs: one operation per KB
 // of text, times the program's size in expr.RegexScanInstPerOp units, since RE2's time is
 // linear in both.
@@ -135,7 +162,11 @@ func matchCost(s string, prog int) int {
 // looked for than the budget can still pay for, so the list never outgrows the budget.
 func findAll(c *expr.Call, re *regexp.Regexp, s string) ([][]int, error) {
 	per := 1 + (re.NumSubexp()+1)/16
-	ms := re.FindAllStringSubmatchIndex(s, c.Remaining()/per+1)
+	var ms [][]int
+	most := c.Remaining()/per + 1 // read here: f may outlive the call
+	if err := scan(c, s, func() { ms = re.FindAllStringSubmatchIndex(s, most) }); err != nil {
+		return nil, err
+	}
 	if err := c.Charge(len(ms) * per); err != nil {
 		return nil, err
 	}
@@ -417,7 +448,10 @@ func fnMatch(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := re.FindStringSubmatchIndex(s)
+	var m []int
+	if err := scan(c, s, func() { m = re.FindStringSubmatchIndex(s) }); err != nil {
+		return nil, err
+	}
 	if m == nil {
 		return nil, nil
 	}
@@ -447,7 +481,11 @@ func fnTest(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return re.MatchString(s), nil
+	var ok bool
+	if err := scan(c, s, func() { ok = re.MatchString(s) }); err != nil {
+		return nil, err
+	}
+	return ok, nil
 }
 
 func fnAffix(f func(s, affix string) bool) expr.Builtin {
