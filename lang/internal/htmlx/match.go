@@ -20,6 +20,9 @@ import (
 // with a memo: whether element n matches steps 0…j (matched[j][n]) and whether some ancestor or
 // earlier sibling of n does (above[j][n], before[j][n]) is computed once, so a query costs at most
 // (elements reached × steps) evaluations, each of which is charged (stepWeight) before it runs.
+// A selector with a single descendant or '~' step cannot backtrack more than one level; it is
+// matched without the memo (each candidate tries its ancestors or earlier siblings once, every
+// evaluation charged), which is what cascadia does and cheaper than keeping a memo.
 //
 // The structure of the selector is read by our own split of its source into compound selectors
 // and combinators; each compound is compiled by cascadia, and the split is checked by parsing the
@@ -289,12 +292,26 @@ type matcher struct {
 	matched, above, before [][]uint8
 	idx                    map[*html.Node]int32
 	nested                 int // descendant combinators inside pseudo-classes: each costs the depth
+	// direct: the selector has at most one descendant or '~' step, so it cannot backtrack
+	// more than one level; it is matched without a memo (each evaluation still charged), as
+	// cascadia would, which is cheaper for the common "td.name a".
+	direct bool
 }
 
 func newMatcher(cs *complexSel, mt *meter, nested int) *matcher {
 	k := len(cs.steps)
-	return &matcher{cs: cs, mt: mt, nested: nested, idx: make(map[*html.Node]int32),
-		matched: make([][]uint8, k), above: make([][]uint8, k), before: make([][]uint8, k)}
+	back := 0
+	for _, s := range cs.steps {
+		if s.comb == ' ' || s.comb == '~' {
+			back++
+		}
+	}
+	m := &matcher{cs: cs, mt: mt, nested: nested, direct: back <= 1}
+	if !m.direct {
+		m.idx = make(map[*html.Node]int32)
+		m.matched, m.above, m.before = make([][]uint8, k), make([][]uint8, k), make([][]uint8, k)
+	}
+	return m
 }
 
 // index numbers n on first sight.
@@ -308,6 +325,9 @@ func (m *matcher) index(n *html.Node) int32 {
 }
 
 func (m *matcher) memoGet(ms [][]uint8, j int, n *html.Node) uint8 {
+	if m.direct {
+		return 0
+	}
 	i := m.index(n)
 	if int(i) >= len(ms[j]) {
 		return 0
@@ -316,6 +336,9 @@ func (m *matcher) memoGet(ms [][]uint8, j int, n *html.Node) uint8 {
 }
 
 func (m *matcher) memoSet(ms [][]uint8, j int, n *html.Node, v bool) bool {
+	if m.direct {
+		return v
+	}
 	i := int(m.index(n))
 	if i >= len(ms[j]) {
 		ms[j] = append(ms[j], make([]uint8, i+1-len(ms[j])+len(ms[j])/2)...)
@@ -362,8 +385,11 @@ func (m *matcher) match(j int, n *html.Node) (bool, error) {
 
 // matchPaid is match where, with paid, the first evaluation has been paid for by the walk.
 func (m *matcher) matchPaid(j int, n *html.Node, paid bool) (bool, error) {
-	if v := m.memoGet(m.matched, j, n); v != 0 {
-		return v == 2, nil
+	last := j == len(m.cs.steps)-1 // the subject's answer is never asked for twice: no memo
+	if !last {
+		if v := m.memoGet(m.matched, j, n); v != 0 {
+			return v == 2, nil
+		}
 	}
 	ok, err := m.compound(j, n, paid)
 	if err != nil {
@@ -394,6 +420,9 @@ func (m *matcher) matchPaid(j int, n *html.Node, paid bool) (bool, error) {
 			return false, err
 		}
 	}
+	if last {
+		return ok, nil
+	}
 	return m.memoSet(m.matched, j, n, ok), nil
 }
 
@@ -401,6 +430,14 @@ func (m *matcher) matchPaid(j int, n *html.Node, paid bool) (bool, error) {
 // ancestor whose answer is known, then fills the answers in on the way down, so each ancestor
 // is evaluated once per step.
 func (m *matcher) anyAbove(j int, n *html.Node) (bool, error) {
+	if m.direct { // no step below j backtracks: try each ancestor once, nearest first
+		for p := n.Parent; p != nil; p = p.Parent {
+			if ok, err := m.match(j, p); ok || err != nil {
+				return ok, err
+			}
+		}
+		return false, nil
+	}
 	var path []*html.Node
 	result := false
 	for p := n.Parent; p != nil; p = p.Parent {
@@ -441,6 +478,14 @@ func (m *matcher) fillAbove(j int, path []*html.Node, top bool, known bool) (boo
 // anyBefore reports whether some earlier sibling of n matches steps 0…j, filling before[j] for
 // the siblings on the way as anyAbove does.
 func (m *matcher) anyBefore(j int, n *html.Node) (bool, error) {
+	if m.direct {
+		for p := n.PrevSibling; p != nil; p = p.PrevSibling {
+			if ok, err := m.match(j, p); ok || err != nil {
+				return ok, err
+			}
+		}
+		return false, nil
+	}
 	var path []*html.Node
 	known, top := false, false
 	for p := n.PrevSibling; p != nil; p = p.PrevSibling {
