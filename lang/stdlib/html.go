@@ -16,8 +16,9 @@ func init() { extra = append(extra, registerHTML) }
 // registerHTML adds the HTML functions of SPEC-DECISIONS §5 "HTML" and §10: html, select, first,
 // htmlText, attr, innerHtml, outerHtml and tableRows. Each function that takes a node also takes
 // HTML text (parsed as by htmlx.ParseNode) and returns null (select and tableRows: an empty list)
-// for null, so a chain over first(…) that found nothing stays null. Work is charged at one
-// operation per KB of HTML parsed, walked or written and one per table slot, as it happens.
+// for null, so a chain over first(…) that found nothing stays null. Work is charged before it
+// happens: parsing per KB and per node it may create, walking and writing per KB, selectors per
+// (element × step) tried, tables per slot (docs/PLUGIN-LANGUAGE.md "What things cost").
 func registerHTML(env *expr.Env) {
 	m := expr.Method()
 	env.Register("html", fnHTML, m, expr.Args(1, 1))

@@ -60,12 +60,16 @@ func chargeBytes(m Meter, n int) error {
 	return m.Charge(n/KB + 1)
 }
 
+// ParseKBWeight is what each KB of parsed HTML costs, in operations: the tokenizer's buffers
+// and the text nodes' copies come to several bytes of memory per byte of text.
+const ParseKBWeight = 4
+
 // NodesPerOp is how many parsed nodes one operation pays for, besides the KB of text: a page of
 // "<br>" is 4 bytes per element, each of which is a node of about 200 bytes in memory.
 const NodesPerOp = 8
 
-// chargeParse charges for parsing text before the parse: one operation per started KB
-// (chargeBytes) and one per NodesPerOp nodes the parse may create. Those are two per start tag
+// chargeParse charges for parsing text before the parse: 1 + ParseKBWeight operations per KB
+// and one per NodesPerOp nodes the parse may create. Those are two per start tag
 // (the element and the text after it) and the formatting elements the parser re-opens: it
 // clones every formatting element (<a>, <b>, <font>, …) still open when a block that held it
 // ends, so each tag and text can add as many clones as formatting tags are open at that point.
@@ -76,7 +80,7 @@ func chargeParse(m Meter, text string) (int, error) {
 		return 0, nil
 	}
 	nodes := estimateNodes(text)
-	if err := m.Charge(len(text)/KB + 1 + nodes/NodesPerOp); err != nil {
+	if err := m.Charge(ParseKBWeight*(len(text)/KB) + 1 + nodes/NodesPerOp); err != nil {
 		return 0, err
 	}
 	return nodes, nil
@@ -153,8 +157,9 @@ func chargeNodes(m Meter, root *html.Node, paid int) error {
 
 // ParseDocument parses text as a whole HTML document (html(text)): the result is a DocumentNode
 // with <html>, <head> and <body> as a browser builds them. A leading BOM is dropped and
-// entities are decoded. The parse costs
-// one operation per started KB, charged before it. The one way it fails is markup nesting more
+// entities are decoded. The parse costs 1 + ParseKBWeight operations per KB and one per
+// NodesPerOp nodes it may create (see chargeParse), charged before it. The one way it fails is
+// markup nesting more
 // than 512 elements deep (a limit of golang.org/x/net/html).
 func ParseDocument(text string, m Meter) (*html.Node, error) {
 	paid, err := chargeParse(m, text)
