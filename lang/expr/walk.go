@@ -16,8 +16,9 @@ import (
 const (
 	// WalkNodesPerOp is how many values a walk visits per operation charged.
 	WalkNodesPerOp = 16
-	// WalkBytesPerOp is how many bytes a walk writes per operation charged.
-	WalkBytesPerOp = 1024
+	// WalkBytesPerOp is how many bytes a walk writes per operation charged: half a KB, since
+	// the output buffer grows by doubling and so allocates about twice what it holds.
+	WalkBytesPerOp = 512
 	// MaxText is the longest text a walk writes, in bytes (the JSON or text of one value; a
 	// run's result is limited to 1 MB besides).
 	MaxText = 16 << 20
