@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxCallDepth bounds nested function calls (a callback inside a callback…). Recursion is
@@ -694,35 +695,48 @@ func (n *tmplNode) eval(st *state) (any, error) {
 	if err := st.tick(n.p); err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	for i, s := range n.strs {
-		b.WriteString(s)
-		if i < len(n.exprs) {
-			v, err := n.exprs[i].eval(st)
-			if err != nil {
+	// Every hole first (in order, each text charged per KB), then the text in one buffer of
+	// the exact size.
+	var buf [4]string
+	texts := buf[:0]
+	size := 0
+	for _, s := range n.strs {
+		size += len(s)
+	}
+	for i, x := range n.exprs {
+		v, err := x.eval(st)
+		if err != nil {
+			return nil, err
+		}
+		var t string
+		switch v.(type) {
+		case []any, *Object:
+			if t, err = st.text(v, n.exprs[i].Pos()); err != nil {
 				return nil, err
 			}
-			var t string
-			switch v.(type) {
-			case []any, *Object:
-				t, err = st.text(v, n.exprs[i].Pos())
-				if err != nil {
-					return nil, err
-				}
-			default:
-				if t, err = ToText(v); err != nil {
-					return nil, rtErr(n.exprs[i].Pos(), "%v", err)
-				}
-			}
-			b.WriteString(t)
-			if k := b.Len() / 1024; k > 0 && len(t) > 1024 {
-				if err := st.charge(n.p, len(t)/1024); err != nil {
-					return nil, err
-				}
+		default:
+			if t, err = ToText(v); err != nil {
+				return nil, rtErr(n.exprs[i].Pos(), "%v", err)
 			}
 		}
+		if size += len(t); size > MaxText {
+			return nil, &RuntimeError{Pos: n.p, Kind: "limit", Msg: (&SizeError{Limit: MaxText}).Error()}
+		}
+		if k := size/1024 - (size-len(t))/1024; k > 0 && len(t) > 1024 {
+			if err := st.charge(n.p, k); err != nil {
+				return nil, err
+			}
+		}
+		texts = append(texts, t)
 	}
-	return b.String(), nil
+	b := make([]byte, 0, size)
+	for i, s := range n.strs {
+		b = append(b, s...)
+		if i < len(texts) {
+			b = append(b, texts[i]...)
+		}
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // evalArgs evaluates args onto the state's argument stack, with extra slots in front for a

@@ -441,7 +441,45 @@ func (e *jsonEncoder) grow(n int) error {
 		e.flushed += len(e.buf)
 		e.buf = e.buf[:0]
 	}
-	return e.m.paidBytes(total)
+	if err := e.m.paidBytes(total); err != nil {
+		return err
+	}
+	// Grow by doubling, so that all the buffers of one encoding add up to at most twice the
+	// output (append grows large slices by a quarter, which would allocate several times it).
+	if need := len(e.buf) + n + 64; need > cap(e.buf) {
+		nb := make([]byte, len(e.buf), max(2*cap(e.buf), need))
+		copy(nb, e.buf)
+		e.buf = nb
+	}
+	return nil
+}
+
+// jsonStringLen is the length of appendJSONString's output for s.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				n++
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 3 // U+FFFD
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 func (e *jsonEncoder) newline(depth int) {
@@ -474,7 +512,7 @@ func (e *jsonEncoder) value(v any, depth int) error {
 	case float64:
 		e.buf = appendJSONNumber(e.buf, x)
 	case string:
-		if err := e.grow(len(x) + 2); err != nil {
+		if err := e.grow(jsonStringLen(x)); err != nil {
 			return err
 		}
 		e.buf = appendJSONString(e.buf, x)
@@ -511,7 +549,7 @@ func (e *jsonEncoder) value(v any, depth int) error {
 				e.buf = append(e.buf, ',')
 			}
 			e.newline(depth + 1)
-			if err := e.grow(len(k) + 4); err != nil {
+			if err := e.grow(jsonStringLen(k) + 2); err != nil {
 				return err
 			}
 			e.buf = appendJSONString(e.buf, k)
