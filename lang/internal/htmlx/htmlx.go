@@ -73,8 +73,8 @@ const NodesPerOp = 8
 // (the element and the text after it) and the formatting elements the parser re-opens: it
 // clones every formatting element (<a>, <b>, <font>, …) still open when a block that held it
 // ends, so each tag and text can add as many clones as formatting tags are open at that point.
-// The scan counts, in one pass, start tags, and for each tag the formatting tags opened and not
-// yet closed by name. It returns the nodes paid for, for chargeNodes.
+// The scan counts, in one pass, start tags (two nodes), end tags (one: the parser allocates a
+// token for each), and for each tag the formatting tags opened and not yet closed by name. It returns the nodes paid for, for chargeNodes.
 func chargeParse(m Meter, text string) (int, error) {
 	if m == nil {
 		return 0, nil
@@ -126,7 +126,9 @@ func estimateNodes(text string) int {
 		case end && isFmt && open[f] > 0:
 			open[f]--
 			unclosed--
+			nodes++ // an end tag is a token the parser allocates, as a node is
 		case end:
+			nodes++
 		default:
 			nodes += 2
 			if isFmt {
