@@ -73,13 +73,18 @@ func FuzzCost(f *testing.F) {
 	})
 }
 
+// fuzzBudget is the budget of one FuzzCost run: a fifth of a tool run's, so that the slowest
+// honest runs (a regex scan at its full charge) take well under the fuzzer's hang limit; the
+// ratios checked do not depend on the budget's size.
+const fuzzBudget = expr.DefaultBudget / 5
+
 // measure evaluates x once and returns the operations charged, the bytes allocated meanwhile and
 // the work units counted. A run still going after 30 s is a failure in itself.
 func measure(t *testing.T, x *expr.Expr, vars expr.MapVars) (int, uint64, int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := expr.NewBudget(expr.DefaultBudget)
+	b := expr.NewBudget(fuzzBudget)
 	workcount.Enabled = true
 	defer func() { workcount.Enabled = false }()
 	workcount.Reset()
