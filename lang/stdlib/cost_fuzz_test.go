@@ -15,11 +15,14 @@ import (
 // The cost model's declared honesty (docs/PLUGIN-LANGUAGE.md "What things cost"): per operation
 // charged, a run allocates at most maxBytesPerOp bytes and does at most maxUnitsPerOp units of
 // counted work (lang/internal/workcount: about 16 per operation when the charge is exact), plus a
-// fixed allowance for the evaluation itself.
+// fixed allowance. The bytes' allowance covers the evaluation itself and the scratch space of
+// Go's regexp engine: its backtracker keeps up to 256 K states per scan (about 6 MB), pooled
+// per pattern and dropped at the next garbage collection, which the first scan of a pattern
+// allocates whatever the text's length.
 const (
 	maxBytesPerOp = 2048
 	maxUnitsPerOp = 64
-	fixedBytes    = 256 << 10
+	fixedBytes    = 8 << 20
 	fixedUnits    = 4096
 )
 
