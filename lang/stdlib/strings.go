@@ -397,7 +397,7 @@ func expandAll(c *expr.Call, re *regexp.Regexp, s string, ms [][]int, parts []ex
 // refused past replaceLimit as it grows.
 func replaceFunc(c *expr.Call, s string, ms [][]int, w *expr.Func) (any, error) {
 	limit := replaceLimit(s)
-	var b strings.Builder
+	b := make([]byte, 0, len(s))
 	last, size, paid := 0, len(s), 0
 	for _, m := range ms {
 		if err := c.Charge(1); err != nil {
@@ -414,18 +414,26 @@ func replaceFunc(c *expr.Call, s string, ms [][]int, w *expr.Func) (any, error) 
 		if size += len(t) - (m[1] - m[0]); size > limit {
 			return nil, expr.Limitf("the result would be more than %d bytes, the limit is %d", limit, limit)
 		}
-		if k := b.Len()/1024 + len(t)/1024 + 1 - paid; k > 0 {
+		// One operation per 512 bytes of the result as it grows, before writing them; the
+		// buffer doubles, so all its copies add up to at most twice the result.
+		grown := len(b) + (m[0] - last) + len(t)
+		if k := grown/expr.WalkBytesPerOp - paid; k > 0 {
 			if err := c.Charge(k); err != nil {
 				return nil, err
 			}
 			paid += k
 		}
-		b.WriteString(s[last:m[0]])
-		b.WriteString(t)
+		if grown > cap(b) {
+			nb := make([]byte, len(b), max(2*cap(b), grown))
+			copy(nb, b)
+			b = nb
+		}
+		b = append(b, s[last:m[0]]...)
+		b = append(b, t...)
 		last = m[1]
 	}
-	b.WriteString(s[last:])
-	return b.String(), nil
+	b = append(b, s[last:]...)
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // groupsOf turns submatch indexes into [whole, group1, …], null for a group that did not take
