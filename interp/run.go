@@ -165,16 +165,31 @@ func (r *run) finish(ctx context.Context, t *plugin.Tool, input any) (any, error
 	if err != nil {
 		return nil, err
 	}
-	b, err := expr.ToJSON(v, "")
-	if err != nil {
-		e := &Error{Kind: KindExpression, Msg: "result: " + err.Error(), err: err}
+	// The size is measured as the JSON is written, without keeping it, charged to the run's
+	// budget per value and KB and stopped past expr.MaxText, so a result of shared sub-values
+	// (2^n nodes built in n steps) cannot make the check itself run long.
+	size, err := expr.JSONSize(v, expr.MaxText, expr.ContextCharger(ctx, r.budget))
+	if err != nil && !errors.Is(err, expr.ErrTooLarge) {
+		var e *Error
+		switch {
+		case errors.Is(err, expr.ErrBudget):
+			e = &Error{Kind: KindLimit, Msg: "result: " + err.Error(), err: err}
+		case ctxErr(ctx) != nil:
+			e = ctxErr(ctx)
+		default:
+			e = &Error{Kind: KindExpression, Msg: "result: " + err.Error(), err: err}
+		}
 		if t.Return != nil {
 			e.File, e.Pos = t.Return.File, t.Return.Pos
 		}
 		return nil, e
 	}
-	if len(b) > MaxResult {
-		e := limitErr("result", fmt.Sprintf("%d bytes", len(b)), "1 MB")
+	if err != nil || size > MaxResult {
+		got := fmt.Sprintf("%d bytes", size)
+		if err != nil {
+			got = fmt.Sprintf("more than %d bytes", expr.MaxText)
+		}
+		e := limitErr("result", got, "1 MB")
 		if t.Return != nil {
 			e.File, e.Pos = t.Return.File, t.Return.Pos
 		}

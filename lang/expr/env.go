@@ -38,8 +38,9 @@ type envShared struct {
 }
 
 type regexEntry struct {
-	re  *regexp.Regexp
-	err error
+	re   *regexp.Regexp
+	size int // instructions of the compiled program
+	err  error
 }
 
 // Cache bounds: a plugin's sources are finite, but expressions built at run time (a pattern
@@ -496,17 +497,31 @@ func (c *Call) CallFunc(fn any, args ...any) (any, error) {
 	return c.st.callFunc(f, args, c.Pos)
 }
 
+// Remaining returns how many operations the run's budget can still pay for (what this
+// evaluation has reserved included). A builtin whose output count is known only while it works
+// (the matches of a regex) asks for no more than that, so that it never builds more than the
+// budget pays for.
+func (c *Call) Remaining() int {
+	b := c.st.b
+	return int(max(0, b.limit-b.used.Load()) + c.st.left)
+}
+
 // Regexp compiles a pattern through the Env's cache, charging one operation per 100 bytes of
-// pattern; the error names the builtin.
+// pattern and, when it is compiled, one per RegexInstPerOp instructions of the compiled program
+// (at most MaxRegexInst); the error names the builtin.
 func (c *Call) Regexp(pattern string) (*regexp.Regexp, error) {
+	re, _, err := c.RegexpProg(pattern)
+	return re, err
+}
+
+// RegexpProg is Regexp that also returns the instruction count of the compiled program: RE2's
+// matching time is linear in the text times this size, which is what a builtin charges for a
+// scan (one operation per KB of text per RegexInstPerOp instructions).
+func (c *Call) RegexpProg(pattern string) (*regexp.Regexp, int, error) {
 	if err := c.Charge(1 + len(pattern)/100); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	re, err := c.Env.Regexp(pattern)
-	if err != nil {
-		return nil, err
-	}
-	return re, nil
+	return c.Env.regexpCharged(pattern, c)
 }
 
 // Limitf returns an error that a builtin uses for a size limit (range over 10,000 items,

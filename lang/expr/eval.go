@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxCallDepth bounds nested function calls (a callback inside a callback…). Recursion is
@@ -556,11 +557,22 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 	}
 	switch n.opc {
 	case opEq, opNe:
-		eq, visited := strictEqual(x, y)
-		if visited > 1 { // a deep comparison costs what it visits
-			if err := st.charge(n.p, visited-1); err != nil {
+		var eq bool
+		switch xv := x.(type) {
+		case []any, *Object: // a deep comparison costs what it visits, as it visits
+			var err error
+			if eq, err = strictEqual(x, y, &stCharger{st, n.p}); err != nil {
 				return nil, err
 			}
+		case string:
+			if ys, ok := y.(string); ok && len(xv) == len(ys) && len(xv) >= WalkBytesPerOp {
+				if err := st.charge(n.p, len(xv)/WalkBytesPerOp); err != nil {
+					return nil, err
+				}
+			}
+			eq, _ = strictEqual(x, y, nil)
+		default:
+			eq, _ = strictEqual(x, y, nil)
 		}
 		return eq == (n.opc == opEq), nil
 	case opAdd:
@@ -571,12 +583,12 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 		}
 		var err error
 		if !xStr {
-			if xs, err = concatText(x, n.x.Pos()); err != nil {
+			if xs, err = concatText(st, x, n.x.Pos()); err != nil {
 				return nil, err
 			}
 		}
 		if !yStr {
-			if ys, err = concatText(y, n.y.Pos()); err != nil {
+			if ys, err = concatText(st, y, n.y.Pos()); err != nil {
 				return nil, err
 			}
 		}
@@ -590,7 +602,15 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 		xs, xStr := x.(string)
 		ys, yStr := y.(string)
 		if xStr && yStr {
-			c := strings.Compare(xs, ys)
+			var c int
+			if len(xs) > WalkBytesPerOp && len(ys) > WalkBytesPerOp { // long texts: paid per KB
+				var err error
+				if c, err = CompareStrings(xs, ys, &stCharger{st, n.p}); err != nil {
+					return nil, err
+				}
+			} else {
+				c = strings.Compare(xs, ys)
+			}
 			switch n.opc {
 			case opLT:
 				return c < 0, nil
@@ -609,18 +629,45 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 
 // concatText is how a non-string reads when `+` joins it to a string: as JavaScript's String(),
 // except lists and objects, which read as JSON.
-func concatText(v any, p Pos) (string, error) {
-	switch x := v.(type) {
+func concatText(st *state, v any, p Pos) (string, error) {
+	switch v.(type) {
 	case nil:
 		return "null", nil
 	case *Node:
 		return "", rtErr(p, "cannot join an HTML node to a string; use htmlText(node)")
 	case *Func:
 		return "", rtErr(p, "cannot join a function to a string")
+	case []any, *Object:
+		return st.text(v, p)
 	default:
-		_ = x
 		return ToText(v)
 	}
+}
+
+// stCharger charges an evaluation's budget at a position: the Charger of the engine's own
+// walks (comparison, text of a value).
+type stCharger struct {
+	st *state
+	p  Pos
+}
+
+func (c *stCharger) Charge(n int) error { return c.st.charge(c.p, n) }
+
+// text is ToText of a list or object, charged as it is written and limited to MaxText; a
+// longer text is a limit error at p.
+func (st *state) text(v any, p Pos) (string, error) {
+	t, err := TextOf(v, MaxText, &stCharger{st, p})
+	if err != nil {
+		var re *RuntimeError
+		if errors.As(err, &re) {
+			return "", err
+		}
+		if errors.Is(err, ErrTooLarge) {
+			return "", &RuntimeError{Pos: p, Kind: "limit", Msg: err.Error(), err: err}
+		}
+		return "", rtErr(p, "%v", err)
+	}
+	return t, nil
 }
 
 func (n *condNode) eval(st *state) (any, error) {
@@ -648,27 +695,48 @@ func (n *tmplNode) eval(st *state) (any, error) {
 	if err := st.tick(n.p); err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	for i, s := range n.strs {
-		b.WriteString(s)
-		if i < len(n.exprs) {
-			v, err := n.exprs[i].eval(st)
-			if err != nil {
+	// Every hole first (in order, each text charged per KB), then the text in one buffer of
+	// the exact size.
+	var buf [4]string
+	texts := buf[:0]
+	size := 0
+	for _, s := range n.strs {
+		size += len(s)
+	}
+	for i, x := range n.exprs {
+		v, err := x.eval(st)
+		if err != nil {
+			return nil, err
+		}
+		var t string
+		switch v.(type) {
+		case []any, *Object:
+			if t, err = st.text(v, n.exprs[i].Pos()); err != nil {
 				return nil, err
 			}
-			t, err := ToText(v)
-			if err != nil {
+		default:
+			if t, err = ToText(v); err != nil {
 				return nil, rtErr(n.exprs[i].Pos(), "%v", err)
 			}
-			b.WriteString(t)
-			if k := b.Len() / 1024; k > 0 && len(t) > 1024 {
-				if err := st.charge(n.p, len(t)/1024); err != nil {
-					return nil, err
-				}
+		}
+		if size += len(t); size > MaxText {
+			return nil, &RuntimeError{Pos: n.p, Kind: "limit", Msg: (&SizeError{Limit: MaxText}).Error()}
+		}
+		if k := size/1024 - (size-len(t))/1024; k > 0 && len(t) > 1024 {
+			if err := st.charge(n.p, k); err != nil {
+				return nil, err
 			}
 		}
+		texts = append(texts, t)
 	}
-	return b.String(), nil
+	b := make([]byte, 0, size)
+	for i, s := range n.strs {
+		b = append(b, s...)
+		if i < len(texts) {
+			b = append(b, texts[i]...)
+		}
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // evalArgs evaluates args onto the state's argument stack, with extra slots in front for a
@@ -809,7 +877,7 @@ func (st *state) callBuiltin(b *builtin, args []any, p Pos) (any, error) {
 			return nil, err
 		}
 		var le *limitError
-		if errors.As(err, &le) {
+		if errors.As(err, &le) || errors.Is(err, ErrTooLarge) {
 			return nil, &RuntimeError{Pos: p, Kind: "limit", Msg: b.name + ": " + err.Error(), err: err}
 		}
 		var be *BudgetError

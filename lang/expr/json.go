@@ -17,7 +17,24 @@ const maxJSONDepth = 512
 // first place and its last value, as JSON.parse does). Errors carry the line and column in data,
 // e.g. "json: 3:7: unexpected ','". Nesting is limited to 512 levels.
 func FromJSON(data []byte) (any, error) {
+	return DecodeJSON(data, nil)
+}
+
+// JSONContainerUnits and JSONScalarUnits are what a decoded list or object and a decoded
+// scalar weigh, in WalkNodesPerOp-ths of an operation: a container is several allocations (its
+// header, its entries), a scalar at most one.
+const (
+	JSONContainerUnits = 4
+	JSONScalarUnits    = 1
+)
+
+// DecodeJSON is FromJSON that charges ch for the values it creates, before creating them: a
+// list or an object JSONContainerUnits/WalkNodesPerOp of an operation, any other value
+// JSONScalarUnits/WalkNodesPerOp. A text of many small values ("[{},{},…]") thus pays for its
+// memory, not only for its length. ch nil charges nothing.
+func DecodeJSON(data []byte, ch Charger) (any, error) {
 	d := jsonDecoder{data: data}
+	d.m.ch = ch
 	d.skipSpace()
 	v, err := d.value(0)
 	if err != nil {
@@ -33,6 +50,7 @@ func FromJSON(data []byte) (any, error) {
 type jsonDecoder struct {
 	data []byte
 	off  int
+	m    meter
 	keys map[string]string // interned object keys: replies repeat the same keys row after row
 }
 
@@ -97,7 +115,17 @@ func (d *jsonDecoder) value(depth int) (any, error) {
 	if depth > maxJSONDepth {
 		return nil, d.errorf("nested more than %d levels", maxJSONDepth)
 	}
-	switch c := d.data[d.off]; {
+	c := d.data[d.off]
+	units := JSONScalarUnits
+	if c == '{' || c == '[' {
+		units = JSONContainerUnits
+	}
+	if d.m.ch != nil {
+		if err := d.m.nodesN(units); err != nil {
+			return nil, err
+		}
+	}
+	switch {
 	case c == '{':
 		d.off++
 		o := NewObject(4)
@@ -327,18 +355,131 @@ var ErrNodeInJSON = errors.New("an HTML node cannot be part of a result; use htm
 // insertion order, NaN and ±Infinity as null, integers without a fraction, non-ASCII text as is.
 // indent "" gives compact output. An HTML node or a function anywhere in v is an error naming
 // where it is (e.g. "rows[3].cell: an HTML node cannot be part of a result; use htmlText(...)
-// or attr(...) …").
+// or attr(...) …"). The output is at most MaxText bytes: past that the encoding stops with a
+// *SizeError, so a value whose sub-values are shared (2^n nodes built in n steps) cannot make it
+// run long. Code that has a budget uses EncodeJSON, which charges for the walk.
 func ToJSON(v any, indent string) ([]byte, error) {
+	return EncodeJSON(v, indent, MaxText, nil)
+}
+
+// EncodeJSON is ToJSON that stops with a *SizeError as soon as the output passes limit bytes
+// and charges ch as it walks (SPEC-DECISIONS §2 costs): one operation per WalkNodesPerOp values
+// visited and one per WalkBytesPerOp bytes written, each charged before the work it pays for.
+// ch nil charges nothing; limit ≤ 0 means MaxText.
+func EncodeJSON(v any, indent string, limit int, ch Charger) ([]byte, error) {
 	e := jsonEncoder{indent: indent}
-	if err := e.value(v, 0, ""); err != nil {
+	e.m.init(ch, limit)
+	if err := e.value(v, 0); err != nil {
+		return nil, err
+	}
+	if err := e.grow(0); err != nil { // the escapes of the last string
 		return nil, err
 	}
 	return e.buf, nil
 }
 
+// JSONSize returns the length of v's compact JSON without keeping the text: it encodes in
+// small pieces, stops with a *SizeError as soon as the length passes limit, and charges ch as
+// EncodeJSON does. It is the result-size check of a run (seed 004 "1 MB result").
+func JSONSize(v any, limit int, ch Charger) (int, error) {
+	e := jsonEncoder{sizeOnly: true}
+	e.m.init(ch, limit)
+	if err := e.value(v, 0); err != nil {
+		return 0, err
+	}
+	if err := e.grow(0); err != nil {
+		return 0, err
+	}
+	return e.flushed + len(e.buf), nil
+}
+
 type jsonEncoder struct {
-	buf    []byte
-	indent string
+	buf      []byte
+	indent   string
+	m        meter
+	sizeOnly bool // only the length matters: buf is emptied into flushed as it fills
+	flushed  int
+	path     []pathElem // where the walk is, for error messages
+}
+
+// pathElem is one step of the path to the value being encoded: a key, or an index when key
+// is "" and isIndex.
+type pathElem struct {
+	key     string
+	idx     int
+	isIndex bool
+}
+
+func (e *jsonEncoder) pathString() string {
+	var b []byte
+	for _, p := range e.path {
+		if p.isIndex {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(p.idx), 10)
+			b = append(b, ']')
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, p.key...)
+	}
+	return string(b)
+}
+
+// size is how many bytes have been written so far.
+func (e *jsonEncoder) size() int { return e.flushed + len(e.buf) }
+
+// grow pays for the output so far plus n more bytes and refuses it past the limit; it is
+// called before writing anything whose size is not bounded by a constant.
+func (e *jsonEncoder) grow(n int) error {
+	total := e.size() + n
+	if total > e.m.limit {
+		return &SizeError{Limit: e.m.limit}
+	}
+	if e.sizeOnly && len(e.buf) > 32<<10 {
+		e.flushed += len(e.buf)
+		e.buf = e.buf[:0]
+	}
+	if err := e.m.paidBytes(total); err != nil {
+		return err
+	}
+	// Grow by doubling, so that all the buffers of one encoding add up to at most twice the
+	// output (append grows large slices by a quarter, which would allocate several times it).
+	if need := len(e.buf) + n + 64; need > cap(e.buf) {
+		nb := make([]byte, len(e.buf), max(2*cap(e.buf), need))
+		copy(nb, e.buf)
+		e.buf = nb
+	}
+	return nil
+}
+
+// jsonStringLen is the length of appendJSONString's output for s.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				n++
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 3 // U+FFFD
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 func (e *jsonEncoder) newline(depth int) {
@@ -351,9 +492,17 @@ func (e *jsonEncoder) newline(depth int) {
 	}
 }
 
-func (e *jsonEncoder) value(v any, depth int, path string) error {
+func (e *jsonEncoder) value(v any, depth int) error {
 	if depth > maxJSONDepth {
-		return fmt.Errorf("%s: nested more than %d levels", shortPath(path), maxJSONDepth)
+		return fmt.Errorf("%s: nested more than %d levels", shortPath(e.pathString()), maxJSONDepth)
+	}
+	if err := e.m.node(); err != nil {
+		return err
+	}
+	// What one value writes besides its strings is bounded (punctuation, a number, one
+	// indented line), so paying here, before it, keeps the output within the limit.
+	if err := e.grow(0); err != nil {
+		return err
 	}
 	switch x := v.(type) {
 	case nil:
@@ -363,6 +512,9 @@ func (e *jsonEncoder) value(v any, depth int, path string) error {
 	case float64:
 		e.buf = appendJSONNumber(e.buf, x)
 	case string:
+		if err := e.grow(jsonStringLen(x)); err != nil {
+			return err
+		}
 		e.buf = appendJSONString(e.buf, x)
 	case []any:
 		if len(x) == 0 {
@@ -370,15 +522,18 @@ func (e *jsonEncoder) value(v any, depth int, path string) error {
 			return nil
 		}
 		e.buf = append(e.buf, '[')
+		e.path = append(e.path, pathElem{isIndex: true})
 		for i, el := range x {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
 			e.newline(depth + 1)
-			if err := e.value(el, depth+1, path+"["+strconv.Itoa(i)+"]"); err != nil {
+			e.path[len(e.path)-1].idx = i
+			if err := e.value(el, depth+1); err != nil {
 				return err
 			}
 		}
+		e.path = e.path[:len(e.path)-1]
 		e.newline(depth)
 		e.buf = append(e.buf, ']')
 	case *Object:
@@ -387,37 +542,39 @@ func (e *jsonEncoder) value(v any, depth int, path string) error {
 			return nil
 		}
 		e.buf = append(e.buf, '{')
+		e.path = append(e.path, pathElem{})
 		for i, ent := range x.ents {
 			k := ent.key
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
 			e.newline(depth + 1)
+			if err := e.grow(jsonStringLen(k) + 2); err != nil {
+				return err
+			}
 			e.buf = appendJSONString(e.buf, k)
 			e.buf = append(e.buf, ':')
 			if e.indent != "" {
 				e.buf = append(e.buf, ' ')
 			}
-			sub := k
-			if path != "" {
-				sub = path + "." + k
-			}
-			if err := e.value(ent.val, depth+1, sub); err != nil {
+			e.path[len(e.path)-1].key = k
+			if err := e.value(ent.val, depth+1); err != nil {
 				return err
 			}
 		}
+		e.path = e.path[:len(e.path)-1]
 		e.newline(depth)
 		e.buf = append(e.buf, '}')
 	case *Node:
-		return fmt.Errorf("%s%w", pathPrefix(path), ErrNodeInJSON)
+		return fmt.Errorf("%s%w", pathPrefix(e.pathString()), ErrNodeInJSON)
 	case *Func:
-		return fmt.Errorf("%sa function cannot be part of a result; call it instead", pathPrefix(path))
+		return fmt.Errorf("%sa function cannot be part of a result; call it instead", pathPrefix(e.pathString()))
 	default:
 		g, err := FromGo(v)
 		if err != nil {
-			return fmt.Errorf("%s%v", pathPrefix(path), err)
+			return fmt.Errorf("%s%v", pathPrefix(e.pathString()), err)
 		}
-		return e.value(g, depth, path)
+		return e.value(g, depth)
 	}
 	return nil
 }

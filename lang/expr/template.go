@@ -166,10 +166,21 @@ func (t *Template) Render(ctx context.Context, vars Vars, b *Budget) (result any
 			size += 24 // the longest spelling of a number
 			continue
 		}
-		text, err := ToText(v)
-		if err != nil {
-			return nil, &RuntimeError{Pos: x.root.Pos(), Kind: "expression", Msg: err.Error()}
+		var text string
+		switch v.(type) {
+		case []any, *Object:
+			if text, err = st.text(v, x.root.Pos()); err != nil {
+				return nil, err
+			}
+		default:
+			if text, err = ToText(v); err != nil {
+				return nil, &RuntimeError{Pos: x.root.Pos(), Kind: "expression", Msg: err.Error()}
+			}
 		}
+		if size += len(text); size > MaxText {
+			return nil, &RuntimeError{Pos: x.root.Pos(), Kind: "limit", Msg: (&SizeError{Limit: MaxText}).Error()}
+		}
+		size -= len(text)
 		if len(text) >= 1024 {
 			if err := st.charge(x.root.Pos(), len(text)/1024); err != nil {
 				return nil, err

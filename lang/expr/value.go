@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/net/html"
 )
@@ -241,72 +242,92 @@ func Truthy(v any) bool {
 // Unlike JavaScript, NaN equals NaN here so a recorded result can be compared with itself; nodes
 // and functions are equal only to themselves.
 func Equal(a, b any) bool {
-	n := 0
-	return equal(a, b, true, &n)
+	var m meter
+	eq, _ := equal(a, b, true, &m)
+	return eq
 }
 
 // EqualCount is Equal that also reports how many values it visited, so that a builtin can
 // charge the budget for a deep comparison.
 func EqualCount(a, b any) (bool, int) {
-	n := 0
-	eq := equal(a, b, true, &n)
-	return eq, n
+	var m meter
+	eq, _ := equal(a, b, true, &m)
+	return eq, m.nodes
 }
 
-// strictEqual is `===`: Equal, except that NaN is unequal to everything as in JavaScript. It
-// reports the values visited.
-func strictEqual(a, b any) (bool, int) {
-	n := 0
-	eq := equal(a, b, false, &n)
-	return eq, n
+// EqualCharged is Equal that charges ch as it walks (one operation per WalkNodesPerOp values
+// visited and per WalkBytesPerOp bytes of text compared, before the work) and stops with ch's
+// error, so that comparing values with shared sub-values cannot run past the budget.
+func EqualCharged(a, b any, ch Charger) (bool, error) {
+	m := meter{ch: ch}
+	return equal(a, b, true, &m)
 }
 
-func equal(a, b any, nanEqual bool, n *int) bool {
-	*n++
+// strictEqual is `===`: Equal, except that NaN is unequal to everything as in JavaScript,
+// charged to ch as EqualCharged is.
+func strictEqual(a, b any, ch Charger) (bool, error) {
+	m := meter{ch: ch}
+	return equal(a, b, false, &m)
+}
+
+func equal(a, b any, nanEqual bool, m *meter) (bool, error) {
+	if err := m.node(); err != nil {
+		return false, err
+	}
 	switch x := a.(type) {
 	case nil:
-		return b == nil
+		return b == nil, nil
 	case bool:
 		y, ok := b.(bool)
-		return ok && x == y
+		return ok && x == y, nil
 	case float64:
 		y, ok := b.(float64)
-		return ok && (x == y || nanEqual && math.IsNaN(x) && math.IsNaN(y))
+		return ok && (x == y || nanEqual && math.IsNaN(x) && math.IsNaN(y)), nil
 	case string:
 		y, ok := b.(string)
-		*n += len(x) / 1024
-		return ok && x == y
+		if !ok || len(x) != len(y) {
+			return false, nil
+		}
+		if len(x) >= WalkBytesPerOp {
+			if err := m.nodesN(len(x) / WalkBytesPerOp * WalkNodesPerOp); err != nil {
+				return false, err
+			}
+		}
+		return x == y, nil
 	case []any:
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) {
-			return false
+			return false, nil
 		}
 		for i := range x {
-			if !equal(x[i], y[i], nanEqual, n) {
-				return false
+			if eq, err := equal(x[i], y[i], nanEqual, m); !eq || err != nil {
+				return false, err
 			}
 		}
-		return true
+		return true, nil
 	case *Object:
 		y, ok := b.(*Object)
 		if !ok || x.Len() != y.Len() {
-			return false
+			return false, nil
 		}
 		for _, e := range x.ents {
 			w, ok := y.Get(e.key)
-			if !ok || !equal(e.val, w, nanEqual, n) {
-				return false
+			if !ok {
+				return false, nil
+			}
+			if eq, err := equal(e.val, w, nanEqual, m); !eq || err != nil {
+				return false, err
 			}
 		}
-		return true
+		return true, nil
 	case *Node:
 		y, ok := b.(*Node)
-		return ok && (x == y || x.N == y.N)
+		return ok && (x == y || x.N == y.N), nil
 	case *Func:
 		y, ok := b.(*Func)
-		return ok && x == y
+		return ok && x == y, nil
 	}
-	return false
+	return false, nil
 }
 
 // FromGo converts a Go value to the value model: nil, bool, all integer and float kinds, string,
@@ -501,11 +522,26 @@ func ToText(v any) (string, error) {
 	case *Func:
 		return "", errors.New("a function is not text; call it")
 	}
-	b, err := ToJSON(v, "")
+	b, err := EncodeJSON(v, "", MaxText, nil)
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// TextOf is ToText charged to ch as EncodeJSON is, with the text limited to limit bytes
+// (≤ 0: MaxText); a longer text is a *SizeError. Strings, numbers and the other scalars cost
+// nothing more: they are already built.
+func TextOf(v any, limit int, ch Charger) (string, error) {
+	switch v.(type) {
+	case []any, *Object:
+		b, err := EncodeJSON(v, "", limit, ch)
+		if err != nil {
+			return "", err
+		}
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
+	}
+	return ToText(v)
 }
 
 // describe names a value's kind for error messages: "null", "a list", "the number 3"…

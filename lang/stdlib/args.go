@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -138,6 +139,17 @@ func rank(v any) int {
 	return 3
 }
 
+// compareCharged is compareValues charged to c for long strings (expr.CompareStrings: one
+// operation per KB of common prefix).
+func compareCharged(c *expr.Call, a, b any) (int, error) {
+	if x, ok := a.(string); ok {
+		if y, ok := b.(string); ok && len(x) > 1024 && len(y) > 1024 {
+			return expr.CompareStrings(x, y, c)
+		}
+	}
+	return compareValues(a, b), nil
+}
+
 // compareValues is the default order of sort, sortBy, min and max: numbers numerically (NaN
 // after the others), strings by code point, false before true; different kinds by rank.
 func compareValues(a, b any) int {
@@ -207,9 +219,29 @@ func stableSort(n int, less func(i, j int) (bool, error)) ([]int, error) {
 
 // textKey spells a value as an object key (groupBy, fromEntries): strings as they are, numbers
 // as in JavaScript, null as "null", lists and objects as JSON.
-func textKey(v any) (string, error) {
+func textKey(c *expr.Call, v any) (string, error) {
 	if v == nil {
 		return "null", nil
 	}
-	return expr.ToText(v)
+	s, err := expr.TextOf(v, expr.MaxText, c)
+	if err != nil && isCharge(err) {
+		return "", err
+	}
+	return s, err
+}
+
+// isCharge reports whether err came from charging the budget (or the run's context), which a
+// builtin passes on as it is rather than wrapping it in its own message.
+func isCharge(err error) bool {
+	var re *expr.RuntimeError
+	return errors.As(err, &re)
+}
+
+// text is a value's text (str, join) charged to c as it is written, at most expr.MaxText bytes.
+func text(c *expr.Call, v any) (string, error) {
+	s, err := expr.TextOf(v, expr.MaxText, c)
+	if err != nil && !isCharge(err) && !errors.Is(err, expr.ErrTooLarge) {
+		return "", err
+	}
+	return s, err
 }

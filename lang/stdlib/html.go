@@ -16,8 +16,9 @@ func init() { extra = append(extra, registerHTML) }
 // registerHTML adds the HTML functions of SPEC-DECISIONS §5 "HTML" and §10: html, select, first,
 // htmlText, attr, innerHtml, outerHtml and tableRows. Each function that takes a node also takes
 // HTML text (parsed as by htmlx.ParseNode) and returns null (select and tableRows: an empty list)
-// for null, so a chain over first(…) that found nothing stays null. Work is charged at one
-// operation per KB of HTML parsed, walked or written and one per table slot, as it happens.
+// for null, so a chain over first(…) that found nothing stays null. Work is charged before it
+// happens: parsing per KB and per node it may create, walking and writing per KB, selectors per
+// (element × step) tried, tables per slot (docs/PLUGIN-LANGUAGE.md "What things cost").
 func registerHTML(env *expr.Env) {
 	m := expr.Method()
 	env.Register("html", fnHTML, m, expr.Args(1, 1))
@@ -167,7 +168,10 @@ func fnAttr(c *expr.Call, args []any) (any, error) {
 	if err != nil || isNull {
 		return nil, err
 	}
-	v, ok := htmlx.Attr(n, name)
+	v, ok, err := htmlx.AttrCharged(n, name, c)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, nil
 	}
@@ -230,7 +234,10 @@ func fnTableRows(c *expr.Call, args []any) (any, error) {
 	if isNull {
 		return []any{}, nil
 	}
-	table := htmlx.FindTable(n)
+	table, err := htmlx.FindTableCharged(n, c)
+	if err != nil {
+		return nil, err
+	}
 	if table == nil {
 		return []any{}, nil
 	}
@@ -240,15 +247,18 @@ func fnTableRows(c *expr.Call, args []any) (any, error) {
 	}
 	switch {
 	case header:
-		return headerRows(g), nil
+		return headerRows(c, g)
 	case cells:
 		return cellRows(g), nil
 	}
 	return textRows(g), nil
 }
 
-func headerRows(g *htmlx.Grid) []any {
-	labels := g.Labels()
+func headerRows(c *expr.Call, g *htmlx.Grid) (any, error) {
+	labels, err := g.LabelsCharged(c)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]any, 0, max(len(g.Slots)-1, 0))
 	for y := 1; y < len(g.Slots); y++ {
 		o := expr.NewObject(g.Width)
@@ -261,7 +271,7 @@ func headerRows(g *htmlx.Grid) []any {
 		}
 		out = append(out, o)
 	}
-	return out
+	return out, nil
 }
 
 func cellRows(g *htmlx.Grid) []any {

@@ -29,8 +29,11 @@ func fnJSON(c *expr.Call, args []any) (any, error) {
 	if err := c.Charge(kilo(len(s))); err != nil {
 		return nil, err
 	}
-	v, err := expr.FromJSON([]byte(strings.TrimPrefix(s, "\ufeff")))
+	v, err := expr.DecodeJSON([]byte(strings.TrimPrefix(s, "\ufeff")), c)
 	if err != nil {
+		if isCharge(err) {
+			return nil, err
+		}
 		// The call already names json: "json: 1:2: …", not "json: json: 1:2: …".
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -57,11 +60,12 @@ func fnToJSON(c *expr.Call, args []any) (any, error) {
 			return nil, fmt.Errorf("argument 2 must be a number or a string, got %s", expr.Describe(args[1]))
 		}
 	}
-	b, err := expr.ToJSON(args[0], indent)
-	if err != nil {
+	if err := c.Charge(1); err != nil {
 		return nil, err
 	}
-	if err := c.Charge(kilo(len(b))); err != nil {
+	// Charged as it is written (values visited and bytes), and stopped at expr.MaxText.
+	b, err := expr.EncodeJSON(args[0], indent, expr.MaxText, c)
+	if err != nil {
 		return nil, err
 	}
 	return string(b), nil

@@ -2,6 +2,7 @@ package stdlib
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -238,11 +239,9 @@ func indexOf(c *expr.Call, args []any, last bool) (int, error) {
 			if last {
 				i = len(x) - 1 - k
 			}
-			eq, visited := expr.EqualCount(x[i], args[1])
-			if visited > 1 { // deep comparisons cost what they visit
-				if err := c.Charge(visited - 1); err != nil {
-					return 0, err
-				}
+			eq, err := expr.EqualCharged(x[i], args[1], c) // charged as it visits
+			if err != nil {
+				return 0, err
 			}
 			if eq {
 				return i, nil
@@ -391,16 +390,31 @@ func fnJoin(c *expr.Call, args []any) (any, error) {
 	}
 	texts := make([]string, len(l))
 	n := len(sep) * max(len(l)-1, 0)
+	if n > expr.MaxText {
+		return nil, &expr.SizeError{Limit: expr.MaxText}
+	}
+	paid := 0
 	for i, v := range l {
-		s, err := expr.ToText(v)
+		// Each item's text is charged as it is written and limited to what is left of
+		// MaxText, so a list of many references to one large value stops early.
+		s, err := expr.TextOf(v, expr.MaxText-n, c)
 		if err != nil {
+			if errors.Is(err, expr.ErrTooLarge) {
+				return nil, &expr.SizeError{Limit: expr.MaxText}
+			}
+			if isCharge(err) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("item %d: %v", i, err)
 		}
 		texts[i] = s
 		n += len(s)
-	}
-	if err := c.Charge(n / 1024); err != nil { // long text: one more per KB, before joining
-		return nil, err
+		if k := n/1024 - paid; k > 0 { // long text: one more per KB, before joining
+			if err := c.Charge(k); err != nil {
+				return nil, err
+			}
+			paid += k
+		}
 	}
 	b := make([]byte, 0, n)
 	for i, s := range texts {
@@ -455,7 +469,8 @@ func fnSort(c *expr.Call, args []any) (any, error) {
 	}
 	idx, err := stableSort(len(l), func(i, j int) (bool, error) {
 		if cmp == nil {
-			return compareValues(l[i], l[j]) < 0, nil
+			r, err := compareCharged(c, l[i], l[j])
+			return r < 0, err
 		}
 		r, err := c.CallFunc(cmp, l[i], l[j])
 		if err != nil {
@@ -515,16 +530,20 @@ func fnSortBy(c *expr.Call, args []any) (any, error) {
 			return nil, err
 		}
 	}
-	idx, _ := stableSort(len(l), func(i, j int) (bool, error) {
+	idx, err := stableSort(len(l), func(i, j int) (bool, error) {
 		a, b := keys[i], keys[j]
 		if a == nil || b == nil {
 			return a != nil && b == nil, nil
 		}
 		if desc {
-			return compareValues(b, a) < 0, nil
+			a, b = b, a
 		}
-		return compareValues(a, b) < 0, nil
+		r, err := compareCharged(c, a, b)
+		return r < 0, err
 	})
+	if err != nil {
+		return nil, err
+	}
 	return pickIdx(l, idx), nil
 }
 
@@ -548,7 +567,10 @@ func fnGroupBy(c *expr.Call, args []any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		ks, err := textKey(k)
+		ks, err := textKey(c, k)
+		if err != nil && isCharge(err) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("item %d: key: %v", i, err)
 		}
@@ -567,10 +589,16 @@ func fnGroupBy(c *expr.Call, args []any) (any, error) {
 	return o, nil
 }
 
-// hashValue feeds v into h so that Equal values hash alike (object key order aside), and counts
-// the values it visits so that the caller can charge for them.
-func hashValue(h *maphash.Hash, seed maphash.Seed, v any, n *int) {
+// hashValue feeds v into h so that Equal values hash alike (object key order aside), and
+// charges c as it goes: one operation per expr.WalkNodesPerOp values visited and per KB of text
+// hashed, before the work, so that a value with shared sub-values stops at the budget.
+func hashValue(c *expr.Call, h *maphash.Hash, seed maphash.Seed, v any, n *int) error {
 	*n++
+	if *n%expr.WalkNodesPerOp == 0 {
+		if err := c.Charge(1); err != nil {
+			return err
+		}
+	}
 	switch x := v.(type) {
 	case nil:
 		h.WriteByte(0)
@@ -592,13 +620,17 @@ func hashValue(h *maphash.Hash, seed maphash.Seed, v any, n *int) {
 		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
 		h.Write(b[:])
 	case string:
+		if err := c.Charge(len(x) / 1024); err != nil {
+			return err
+		}
 		h.WriteByte(4)
 		h.WriteString(x)
-		*n += len(x) / 1024
 	case []any:
 		h.WriteByte(5)
 		for _, e := range x {
-			hashValue(h, seed, e, n)
+			if err := hashValue(c, h, seed, e, n); err != nil {
+				return err
+			}
 		}
 		h.WriteByte(0xff)
 	case *expr.Object:
@@ -609,7 +641,9 @@ func hashValue(h *maphash.Hash, seed maphash.Seed, v any, n *int) {
 			eh.SetSeed(seed)
 			k, v := x.Entry(i)
 			eh.WriteString(k)
-			hashValue(&eh, seed, v, n)
+			if err := hashValue(c, &eh, seed, v, n); err != nil {
+				return err
+			}
 			sum += eh.Sum64()
 		}
 		var b [8]byte
@@ -618,6 +652,7 @@ func hashValue(h *maphash.Hash, seed maphash.Seed, v any, n *int) {
 	default:
 		fmt.Fprintf(h, "%p", x) // nodes and functions: equal only to themselves
 	}
+	return nil
 }
 
 func uniqBy(c *expr.Call, l []any, key func(any, int) (any, error)) ([]any, error) {
@@ -635,15 +670,14 @@ func uniqBy(c *expr.Call, l []any, key func(any, int) (any, error)) ([]any, erro
 		var h maphash.Hash
 		h.SetSeed(seed)
 		visited := 0
-		hashValue(&h, seed, k, &visited)
-		if err := c.Charge(visited - 1); err != nil {
+		if err := hashValue(c, &h, seed, k, &visited); err != nil {
 			return nil, err
 		}
 		sum := h.Sum64()
 		dup := false
 		for _, other := range kept[sum] {
-			eq, visited := expr.EqualCount(other, k)
-			if err := c.Charge(visited - 1); err != nil {
+			eq, err := expr.EqualCharged(other, k, c)
+			if err != nil {
 				return nil, err
 			}
 			if eq {

@@ -82,7 +82,10 @@ func fnFromEntries(c *expr.Call, args []any) (any, error) {
 		if !ok || len(pair) < 1 {
 			return nil, fmt.Errorf("item %d must be a [key, value] list, got %s", i, expr.Describe(e))
 		}
-		k, err := textKey(pair[0])
+		k, err := textKey(c, pair[0])
+		if err != nil && isCharge(err) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("item %d: key: %v", i, err)
 		}

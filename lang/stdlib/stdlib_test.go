@@ -34,6 +34,12 @@ func libVars(t testing.TB) expr.MapVars {
 // message (with its kind when it is a limit).
 func evalLib(t testing.TB, src string, vars expr.MapVars, budget int) string {
 	t.Helper()
+	return evalLibCtx(t, context.Background(), src, vars, budget)
+}
+
+// evalLibCtx is evalLib under ctx.
+func evalLibCtx(t testing.TB, ctx context.Context, src string, vars expr.MapVars, budget int) string {
+	t.Helper()
 	env := NewEnv()
 	x, err := env.Parse(src)
 	if err != nil {
@@ -43,7 +49,7 @@ func evalLib(t testing.TB, src string, vars expr.MapVars, budget int) string {
 		return "check error: " + errs.Error()
 	}
 	b := expr.NewBudget(budget)
-	v, err := x.Eval(context.Background(), vars, b)
+	v, err := x.Eval(ctx, vars, b)
 	if b.Used() > budget {
 		t.Errorf("%s: used %d > %d", src, b.Used(), budget)
 	}

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 )
 
 // Size limits of string builtins (SPEC-DECISIONS §5).
@@ -47,7 +49,7 @@ func registerStrings(env *expr.Env) {
 
 // fnStr is str(x): x as text, as a template shows it (null → "", lists and objects as JSON).
 func fnStr(c *expr.Call, args []any) (any, error) {
-	s, err := expr.ToText(args[0])
+	s, err := text(c, args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -113,22 +115,62 @@ func fnSplit(c *expr.Call, args []any) (any, error) {
 	return out, nil
 }
 
-func regexArg(c *expr.Call, args []any, i int) (*regexp.Regexp, error) {
+func regexArg(c *expr.Call, args []any, i int) (*regexp.Regexp, int, error) {
 	p, err := argString(args, i)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	re, err := c.Regexp(p)
-	if err != nil {
-		return nil, err
-	}
-	return re, nil
+	return c.RegexpProg(p)
 }
 
-// matchCost is what matching re over s costs: one operation per KB of text, times the size of
-// the pattern in 16-byte units, since RE2's time is linear in both.
-func matchCost(s string, re *regexp.Regexp) int {
-	return kilo(len(s)) * (1 + len(re.String())/16)
+// scanAsideBytes is the text length from which a regex scan runs on a goroutine of its own, so
+// that the run's context can stop the call while RE2, which cannot be interrupted, finishes the
+// scan it has been paid for.
+const scanAsideBytes = 256 << 10
+
+// scan runs the regex call f over s. For a long text it waits for f or for the run's context,
+// whichever comes first; the context's error stops the builtin at once (f's result is then
+// dropped).
+func scan(c *expr.Call, s string, f func()) error {
+	if len(s) < scanAsideBytes {
+		f()
+		return nil
+	}
+	ctx := c.Context()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return expr.Limitf("stopped: %v", ctx.Err())
+	}
+}
+
+// matchCost is what matching a program of prog instructions over s costs: one operation per KB
+// of text, times the program's size in expr.RegexScanInstPerOp units, since RE2's time is
+// linear in both.
+func matchCost(s string, prog int) int {
+	return kilo(len(s)) * (1 + prog/expr.RegexScanInstPerOp)
+}
+
+// findAll returns the submatch indexes of every match of re in s, charging c before it holds
+// them: each match costs 1 + (groups+1)/16 operations (its slots), and no more matches are
+// looked for than the budget can still pay for, so the list never outgrows the budget.
+func findAll(c *expr.Call, re *regexp.Regexp, s string) ([][]int, error) {
+	per := 1 + (re.NumSubexp()+1)/16
+	var ms [][]int
+	most := c.Remaining()/per + 1 // read here: f may outlive the call
+	if err := scan(c, s, func() { ms = re.FindAllStringSubmatchIndex(s, most) }); err != nil {
+		return nil, err
+	}
+	if err := c.Charge(len(ms) * per); err != nil {
+		return nil, err
+	}
+	return ms, nil
 }
 
 // jsReplacement turns a JavaScript replacement string into regexp.Expand's template: $1 and
@@ -192,46 +234,206 @@ func fnReplace(c *expr.Call, args []any) (any, error) {
 	}
 	switch w := args[2].(type) {
 	case string:
-		return re.ReplaceAllString(s, jsReplacement(w, re.NumSubexp())), nil
-	case *expr.Func:
-		var firstErr error
-		out := replaceAllSubmatchFunc(re, s, func(groups []any) string {
-			if firstErr != nil {
-				return ""
-			}
-			if err := c.Charge(1); err != nil {
-				firstErr = err
-				return ""
-			}
-			r, err := c.CallFunc(w, groups...)
-			if err != nil {
-				firstErr = err
-				return ""
-			}
-			t, err := expr.ToText(r)
-			if err != nil {
-				firstErr = err
-			}
-			return t
-		})
-		if firstErr != nil {
-			return nil, firstErr
+		ms, err := findAll(c, re, s)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
+		return expandAll(c, re, s, ms, parseExpand(re, jsReplacement(w, re.NumSubexp())))
+	case *expr.Func:
+		ms, err := findAll(c, re, s)
+		if err != nil {
+			return nil, err
+		}
+		return replaceFunc(c, s, ms, w)
 	}
 	return nil, fmt.Errorf("argument 3 must be a string or a function, got %s", expr.Describe(args[2]))
 }
 
-func replaceAllSubmatchFunc(re *regexp.Regexp, s string, f func([]any) string) string {
-	var b strings.Builder
+// replaceLimit is the longest text replace may build: MaxText, or the text itself when it is
+// longer (a replacement that does not grow the text is never refused).
+func replaceLimit(s string) int { return max(expr.MaxText, len(s)) }
+
+// expandPart is one piece of a parsed replacement template: literal text, or group (≥ 0).
+type expandPart struct {
+	lit   string
+	group int // -1: lit
+}
+
+// parseExpand parses a regexp.Expand template once, as regexp.Regexp.Expand reads it ($$, $n,
+// ${n}, ${name}; a malformed $ is literal; an unknown name is empty), so that the size of every
+// replacement is known before any is written.
+func parseExpand(re *regexp.Regexp, t string) []expandPart {
+	var parts []expandPart
+	lit := func(s string) {
+		if s == "" {
+			return
+		}
+		if n := len(parts); n > 0 && parts[n-1].group < 0 {
+			parts[n-1].lit += s
+			return
+		}
+		parts = append(parts, expandPart{lit: s, group: -1})
+	}
+	names := re.SubexpNames()
+	for len(t) > 0 {
+		before, after, ok := strings.Cut(t, "$")
+		if !ok {
+			break
+		}
+		lit(before)
+		t = after
+		if t != "" && t[0] == '$' {
+			lit("$")
+			t = t[1:]
+			continue
+		}
+		name, num, rest, ok := extractGroup(t)
+		if !ok {
+			lit("$")
+			continue
+		}
+		t = rest
+		if num < 0 {
+			num = -2 // an unknown name: nothing
+			for i, n := range names {
+				if n == name {
+					num = i
+					break
+				}
+			}
+		}
+		if num >= 0 && num <= re.NumSubexp() {
+			parts = append(parts, expandPart{group: num})
+		}
+	}
+	lit(t)
+	return parts
+}
+
+// extractGroup reads a leading "name" or "{name}" after a '$', as regexp's expand does; num is
+// the group number, or -1 for a name.
+func extractGroup(str string) (name string, num int, rest string, ok bool) {
+	if str == "" {
+		return
+	}
+	brace := false
+	if str[0] == '{' {
+		brace = true
+		str = str[1:]
+	}
+	i := 0
+	for i < len(str) {
+		r, size := utf8.DecodeRuneInString(str[i:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
+			break
+		}
+		i += size
+	}
+	if i == 0 {
+		return
+	}
+	name = str[:i]
+	if brace {
+		if i >= len(str) || str[i] != '}' {
+			return
+		}
+		i++
+	}
+	num = 0
+	for j := 0; j < len(name); j++ {
+		if name[j] < '0' || '9' < name[j] || num >= 1e8 {
+			num = -1
+			break
+		}
+		num = num*10 + int(name[j]) - '0'
+	}
+	if name[0] == '0' && len(name) > 1 {
+		num = -1
+	}
+	return name, num, str[i:], true
+}
+
+// expandAll writes s with every match in ms replaced by parts. The result's size is computed
+// first (in one pass over the matches, already paid for), refused past replaceLimit, and charged
+// one operation per KB before a byte is written.
+func expandAll(c *expr.Call, re *regexp.Regexp, s string, ms [][]int, parts []expandPart) (any, error) {
+	limit := replaceLimit(s)
+	size := len(s)
+	for _, m := range ms {
+		size -= m[1] - m[0]
+		for _, p := range parts {
+			if p.group < 0 {
+				size += len(p.lit)
+			} else if m[2*p.group] >= 0 {
+				size += m[2*p.group+1] - m[2*p.group]
+			}
+		}
+		if size > limit {
+			return nil, expr.Limitf("the result would be more than %d bytes, the limit is %d", limit, limit)
+		}
+	}
+	if err := c.Charge(kilo(size)); err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, size)
 	last := 0
-	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
-		b.WriteString(s[last:m[0]])
-		b.WriteString(f(groupsOf(s, m)))
+	for _, m := range ms {
+		b = append(b, s[last:m[0]]...)
+		for _, p := range parts {
+			if p.group < 0 {
+				b = append(b, p.lit...)
+			} else if m[2*p.group] >= 0 {
+				b = append(b, s[m[2*p.group]:m[2*p.group+1]]...)
+			}
+		}
 		last = m[1]
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	b = append(b, s[last:]...)
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
+// replaceFunc writes s with every match in ms replaced by the text of w(match, groups…). Each
+// call costs an operation before it is made, and the text written so far is charged per KB and
+// refused past replaceLimit as it grows.
+func replaceFunc(c *expr.Call, s string, ms [][]int, w *expr.Func) (any, error) {
+	limit := replaceLimit(s)
+	b := make([]byte, 0, len(s))
+	last, size, paid := 0, len(s), 0
+	for _, m := range ms {
+		if err := c.Charge(1); err != nil {
+			return nil, err
+		}
+		r, err := c.CallFunc(w, groupsOf(s, m)...)
+		if err != nil {
+			return nil, err
+		}
+		t, err := expr.TextOf(r, limit, c)
+		if err != nil {
+			return nil, err
+		}
+		if size += len(t) - (m[1] - m[0]); size > limit {
+			return nil, expr.Limitf("the result would be more than %d bytes, the limit is %d", limit, limit)
+		}
+		// One operation per 512 bytes of the result as it grows, before writing them; the
+		// buffer doubles, so all its copies add up to at most twice the result.
+		grown := len(b) + (m[0] - last) + len(t)
+		if k := grown/expr.WalkBytesPerOp - paid; k > 0 {
+			if err := c.Charge(k); err != nil {
+				return nil, err
+			}
+			paid += k
+		}
+		if grown > cap(b) {
+			nb := make([]byte, len(b), max(2*cap(b), grown))
+			copy(nb, b)
+			b = nb
+		}
+		b = append(b, s[last:m[0]]...)
+		b = append(b, t...)
+		last = m[1]
+	}
+	b = append(b, s[last:]...)
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // groupsOf turns submatch indexes into [whole, group1, …], null for a group that did not take
@@ -254,7 +456,10 @@ func fnMatch(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := re.FindStringSubmatchIndex(s)
+	var m []int
+	if err := scan(c, s, func() { m = re.FindStringSubmatchIndex(s) }); err != nil {
+		return nil, err
+	}
 	if m == nil {
 		return nil, nil
 	}
@@ -267,8 +472,8 @@ func fnMatchAll(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := re.FindAllStringSubmatchIndex(s, -1)
-	if err := c.Charge(len(ms)); err != nil {
+	ms, err := findAll(c, re, s)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]any, len(ms))
@@ -284,7 +489,11 @@ func fnTest(c *expr.Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return re.MatchString(s), nil
+	var ok bool
+	if err := scan(c, s, func() { ok = re.MatchString(s) }); err != nil {
+		return nil, err
+	}
+	return ok, nil
 }
 
 func fnAffix(f func(s, affix string) bool) expr.Builtin {
@@ -413,12 +622,13 @@ func textAndRegex(c *expr.Call, args []any) (string, *regexp.Regexp, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	re, err := regexArg(c, args, 1)
+	re, prog, err := regexArg(c, args, 1)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := c.Charge(matchCost(s, re)); err != nil {
+	if err := c.Charge(matchCost(s, prog)); err != nil {
 		return "", nil, err
 	}
+	workcount.Add(len(s) * prog / 256)
 	return s, re, nil
 }

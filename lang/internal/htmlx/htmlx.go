@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -59,18 +60,120 @@ func chargeBytes(m Meter, n int) error {
 	return m.Charge(n/KB + 1)
 }
 
+// ParseKBWeight is what each KB of parsed HTML costs, in operations: the tokenizer's buffers
+// and the text nodes' copies come to several bytes of memory per byte of text.
+const ParseKBWeight = 4
+
+// NodesPerOp is how many parsed nodes one operation pays for, besides the KB of text: a page of
+// "<br>" is 4 bytes per element, each of which is a node of about 200 bytes in memory.
+const NodesPerOp = 8
+
+// chargeParse charges for parsing text before the parse: 1 + ParseKBWeight operations per KB
+// and one per NodesPerOp nodes the parse may create. Those are two per start tag
+// (the element and the text after it) and the formatting elements the parser re-opens: it
+// clones every formatting element (<a>, <b>, <font>, …) still open when a block that held it
+// ends, so each tag and text can add as many clones as formatting tags are open at that point.
+// The scan counts, in one pass, start tags (two nodes), end tags (one: the parser allocates a
+// token for each), and for each tag the formatting tags opened and not yet closed by name. It returns the nodes paid for, for chargeNodes.
+func chargeParse(m Meter, text string) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	nodes := estimateNodes(text)
+	if err := m.Charge(ParseKBWeight*(len(text)/KB) + 1 + nodes/NodesPerOp); err != nil {
+		return 0, err
+	}
+	return nodes, nil
+}
+
+// formatting are the elements the HTML parser's list of active formatting elements holds.
+var formatting = map[string]int{"a": 0, "b": 1, "big": 2, "code": 3, "em": 4, "font": 5, "i": 6, "nobr": 7, "s": 8, "small": 9, "strike": 10, "strong": 11, "tt": 12, "u": 13}
+
+// estimateNodes is chargeParse's upper estimate of the nodes parsing text creates, beyond the
+// few every document has.
+func estimateNodes(text string) int {
+	var open [14]int
+	unclosed, nodes := 0, 0
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '<')
+		if j < 0 || i+j+1 >= len(text) {
+			break
+		}
+		i += j + 1
+		end := false
+		if text[i] == '/' {
+			end = true
+			i++
+		}
+		k := i
+		for k < len(text) && k-i < 8 && (text[k]|0x20 >= 'a' && text[k]|0x20 <= 'z') {
+			k++
+		}
+		if k == i {
+			if !end && i < len(text) && text[i] == '!' {
+				nodes++ // a comment or doctype
+			}
+			continue
+		}
+		nodes += unclosed // clones re-opened before this tag or the text after it
+		var name [8]byte
+		n := copy(name[:], text[i:k])
+		for x := range n {
+			name[x] |= 0x20
+		}
+		f, isFmt := formatting[string(name[:n])]
+		switch {
+		case end && isFmt && open[f] > 0:
+			open[f]--
+			unclosed--
+			nodes++ // an end tag is a token the parser allocates, as a node is
+		case end:
+			nodes++
+		default:
+			nodes += 2
+			if isFmt {
+				open[f]++
+				unclosed++
+			}
+		}
+		i = k
+	}
+	return nodes
+}
+
+// chargeNodes charges for the nodes a parse made beyond the paid ones, should the estimate have
+// been short (the adoption agency's clones of misnested formatting elements, a few per end
+// tag), once the tree exists.
+func chargeNodes(m Meter, root *html.Node, paid int) error {
+	if m == nil {
+		return nil
+	}
+	n := 0
+	_ = walk(root, func(*html.Node) (bool, error) { n++; return true, nil }, nil)
+	workcount.Add(2 * n)
+	if extra := n - paid - 8; extra > 0 {
+		return m.Charge(extra / NodesPerOp)
+	}
+	return nil
+}
+
 // ParseDocument parses text as a whole HTML document (html(text)): the result is a DocumentNode
 // with <html>, <head> and <body> as a browser builds them. A leading BOM is dropped and
-// entities are decoded. The parse costs
-// one operation per started KB, charged before it. The one way it fails is markup nesting more
+// entities are decoded. The parse costs 1 + ParseKBWeight operations per KB and one per
+// NodesPerOp nodes it may create (see chargeParse), charged before it. The one way it fails is
+// markup nesting more
 // than 512 elements deep (a limit of golang.org/x/net/html).
 func ParseDocument(text string, m Meter) (*html.Node, error) {
-	if err := chargeBytes(m, len(text)); err != nil {
+	paid, err := chargeParse(m, text)
+	if err != nil {
 		return nil, err
 	}
 	doc, err := html.Parse(strings.NewReader(strings.TrimPrefix(text, "\ufeff")))
 	if err != nil {
 		return nil, parseError(err)
+	}
+	if err := chargeNodes(m, doc, paid); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
@@ -89,7 +192,8 @@ func ParseNode(text string, m Meter) (*html.Node, error) {
 			return ParseDocument(text, m)
 		}
 	}
-	if err := chargeBytes(m, len(text)); err != nil {
+	paid, err := chargeParse(m, text)
+	if err != nil {
 		return nil, err
 	}
 	ctx := &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body}
@@ -108,6 +212,9 @@ func ParseNode(text string, m Meter) (*html.Node, error) {
 	doc := &html.Node{Type: html.DocumentNode}
 	for _, n := range nodes {
 		doc.AppendChild(n)
+	}
+	if err := chargeNodes(m, doc, paid); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
@@ -184,16 +291,38 @@ func Element(n *html.Node) *html.Node {
 // Attr returns the value of the attribute name (ASCII case-insensitive) of the element n stands
 // for (see Element), and whether it is present. Entities in the value are already decoded.
 func Attr(n *html.Node, name string) (string, bool) {
+	v, ok, _ := AttrCharged(n, name, nil)
+	return v, ok
+}
+
+// AttrCharged is Attr charged to m: each child of a document looked at for its first element
+// and each attribute compared count as an element walked (32 bytes; one operation per KB).
+func AttrCharged(n *html.Node, name string, m Meter) (string, bool, error) {
+	if m != nil && n != nil {
+		mt := meter{m: m}
+		seen := 0
+		if n.Type == html.DocumentNode {
+			for c := n.FirstChild; c != nil && c.Type != html.ElementNode; c = c.NextSibling {
+				seen++
+			}
+		}
+		if el := Element(n); el != nil {
+			seen += len(el.Attr)
+		}
+		if err := mt.add(seen * elementWeight); err != nil {
+			return "", false, err
+		}
+	}
 	el := Element(n)
 	if el == nil {
-		return "", false
+		return "", false, nil
 	}
 	for _, a := range el.Attr {
 		if a.Namespace == "" && strings.EqualFold(a.Key, name) {
-			return a.Val, true
+			return a.Val, true, nil
 		}
 	}
-	return "", false
+	return "", false, nil
 }
 
 // errLimitWriter stops rendering once the meter refuses.

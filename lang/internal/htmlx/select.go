@@ -20,6 +20,14 @@ type Selector struct {
 	// deep counts the pseudo-classes that look inside each candidate's subtree (:has, :contains,
 	// :matches and their Own forms), which make matching cost the subtree's size.
 	deep int
+	// complex holds group's selectors split into steps for the memoized matcher (match.go),
+	// nil for one matched by cascadia directly (no descendant or '~' step: bounded by its
+	// length per element).
+	complex []*complexSel
+	// nested counts the descendant combinators inside pseudo-classes (at most one each).
+	nested int
+	// steps is the number of compound selectors of each selector of the group.
+	steps []int
 }
 
 // String returns the selector's source.
@@ -42,17 +50,77 @@ func Compile(css string) (*Selector, error) {
 	for _, p := range []string{":has(", ":contains", ":matches"} {
 		deep += strings.Count(strings.ToLower(css), p)
 	}
-	return &Selector{src: css, group: g, deep: deep}, nil
+	nested, err := checkNested(css)
+	if err != nil {
+		return nil, fmt.Errorf("CSS selector %q: %v", css, err)
+	}
+	s := &Selector{src: css, group: g, deep: deep, nested: nested}
+	parts := splitGroup(css)
+	if len(parts) != len(g) {
+		return nil, fmt.Errorf("CSS selector %q is too complex to match in bounded time", css)
+	}
+	s.complex = make([]*complexSel, len(g))
+	s.steps = make([]int, len(g))
+	for i, p := range parts {
+		_, combs := splitSteps(p)
+		s.steps[i] = max(len(combs), 1)
+		cs, err := compileComplex(p, g[i])
+		if err == nil {
+			s.complex[i] = cs
+			continue
+		}
+		for _, c := range combs {
+			if c == ' ' || c == '~' {
+				return nil, fmt.Errorf("CSS selector %q is too complex to match in bounded time", css)
+			}
+		}
+		// Without a descendant or '~' step cascadia does not backtrack: matched as it is.
+	}
+	return s, nil
 }
 
-// match reports whether element n matches the group.
-func (s *Selector) match(n *html.Node) bool {
-	for _, sel := range s.group {
-		if sel.Match(n) {
-			return true
+// queryState is one query's matchers, one per selector of the group.
+type queryState struct {
+	s  *Selector
+	ms []*matcher
+	mt *meter
+}
+
+func (s *Selector) newQuery(mt *meter) *queryState {
+	q := &queryState{s: s, mt: mt, ms: make([]*matcher, len(s.group))}
+	for i, cs := range s.complex {
+		if cs != nil {
+			q.ms[i] = newMatcher(cs, mt, s.nested)
 		}
 	}
-	return false
+	return q
+}
+
+// match reports whether element n matches the group, charging each step tried.
+func (q *queryState) match(n *html.Node) (bool, error) {
+	// The walk's charge for n (its weight) pays for one evaluation: a plain selector such as
+	// "p" costs what the walk costs.
+	for i, sel := range q.s.group {
+		if m := q.ms[i]; m != nil {
+			ok, err := m.matchPaid(len(m.cs.steps)-1, n, i == 0)
+			if err != nil || ok {
+				return ok, err
+			}
+			continue
+		}
+		// Matched by cascadia: at most one evaluation per step (only '>' and '+').
+		w := evalWeight(n, q.s.nested, false) * q.s.steps[i]
+		if i == 0 {
+			w -= stepWeight
+		}
+		if err := q.mt.add(w); err != nil {
+			return false, err
+		}
+		if sel.Match(n) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // subtreeSize counts the nodes under n (n included).
@@ -70,6 +138,7 @@ func subtreeSize(n *html.Node) int {
 func (s *Selector) query(root *html.Node, m Meter, limit int) ([]*html.Node, error) {
 	var out []*html.Node
 	mt := meter{m: m}
+	q := s.newQuery(&mt)
 	if err := mt.add(weight(root)); err != nil {
 		return nil, err
 	}
@@ -84,7 +153,11 @@ func (s *Selector) query(root *html.Node, m Meter, limit int) ([]*html.Node, err
 					return nil, err
 				}
 			}
-			if s.match(n) {
+			ok, err := q.match(n)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				out = append(out, n)
 				if limit > 0 && len(out) >= limit {
 					break

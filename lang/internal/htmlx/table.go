@@ -3,11 +3,15 @@ package htmlx
 import (
 	"strconv"
 
+	"github.com/pkuinfo/harness/lang/internal/workcount"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
-// Limits on spans, as in the HTML table model.
+// Limits on spans, as in the HTML table model: a larger colspan counts as 1000, a larger rowspan
+// as 65534, and a rowspan never reaches past its row group. Every slot a span fills, and every
+// slot that pads a short row to the table's width, is charged one operation before it is made,
+// so the grid's size is bounded by the budget whatever the spans say.
 const (
 	maxColspan = 1000
 	maxRowspan = 65534
@@ -37,10 +41,21 @@ type Grid struct {
 // FindTable returns n when it is a <table>, else the first <table> inside n in document order,
 // or nil when there is none.
 func FindTable(n *html.Node) *html.Node {
+	t, _ := FindTableCharged(n, nil)
+	return t
+}
+
+// FindTableCharged is FindTable charged to m as a walk is (each node its weight, one operation
+// per KB), so looking for a table in a large page is paid for on every call.
+func FindTableCharged(n *html.Node, m Meter) (*html.Node, error) {
 	var found *html.Node
-	_ = walk(n, func(c *html.Node) (bool, error) {
+	mt := meter{m: m}
+	err := walk(n, func(c *html.Node) (bool, error) {
 		if found != nil {
 			return false, nil
+		}
+		if err := mt.add(weight(c)); err != nil {
+			return false, err
 		}
 		if c.Type == html.ElementNode && c.DataAtom == atom.Table {
 			found = c
@@ -48,7 +63,10 @@ func FindTable(n *html.Node) *html.Node {
 		}
 		return true, nil
 	}, nil)
-	return found
+	if err != nil {
+		return nil, err
+	}
+	return found, nil
 }
 
 // rowGroups returns the table's rows grouped as the table model groups them: the rows of each
@@ -148,6 +166,7 @@ func TableGrid(table *html.Node, m Meter) (*Grid, error) {
 				}
 				cell := &Cell{Text: text, Row: y, Col: x, RowSpan: rs, ColSpan: cs, ID: len(g.Cells), Node: td}
 				g.Cells = append(g.Cells, cell)
+				workcount.Add(16 * rs * cs)
 				for dy := range rs {
 					row := g.Slots[y+dy]
 					for len(row) < x+cs {
@@ -164,9 +183,19 @@ func TableGrid(table *html.Node, m Meter) (*Grid, error) {
 			}
 		}
 	}
+	pad := 0
 	for _, row := range g.Slots {
 		g.Width = max(g.Width, len(row))
 	}
+	for _, row := range g.Slots {
+		pad += g.Width - len(row)
+	}
+	if m != nil && pad > 0 { // the padding slots, before they are made
+		if err := m.Charge(pad); err != nil {
+			return nil, err
+		}
+	}
+	workcount.Add(16 * pad)
 	for i, row := range g.Slots {
 		for len(row) < g.Width {
 			row = append(row, nil)
@@ -179,9 +208,32 @@ func TableGrid(table *html.Node, m Meter) (*Grid, error) {
 // Labels returns the header labels of a grid (tableRows(node, { header: true }), SPEC-DECISIONS
 // §10): the text of each slot of the first row, so a colspan repeats its label; a repeated label
 // gets _2, _3, … in order; an empty or missing one is colN with N the 1-based column number.
+//
+// It takes time linear in the width: for each label it remembers the last suffix tried, and since
+// labels are only ever added, the next free suffix is never below it.
 func (g *Grid) Labels() []string {
+	labels, _ := g.LabelsCharged(nil)
+	return labels
+}
+
+// LabelsCharged is Labels charged to m: one operation per KB of label text made (a cell's text
+// repeated over its colspan, with suffixes), before it is made.
+func (g *Grid) LabelsCharged(m Meter) ([]string, error) {
+	if m != nil && len(g.Slots) > 0 {
+		size := 0
+		for _, c := range g.Slots[0] {
+			size += 12 // "colN" or a suffix "_N"
+			if c != nil {
+				size += len(c.Text)
+			}
+		}
+		if err := m.Charge(size / KB); err != nil {
+			return nil, err
+		}
+	}
 	labels := make([]string, g.Width)
 	used := make(map[string]bool, g.Width)
+	next := make(map[string]int) // label → the suffix to try next
 	for x := range g.Width {
 		label := ""
 		if len(g.Slots) > 0 && g.Slots[0][x] != nil {
@@ -191,15 +243,15 @@ func (g *Grid) Labels() []string {
 			label = "col" + strconv.Itoa(x+1)
 		}
 		if used[label] {
-			for k := 2; ; k++ {
-				if l := label + "_" + strconv.Itoa(k); !used[l] {
-					label = l
-					break
-				}
+			k := max(next[label], 2)
+			for used[label+"_"+strconv.Itoa(k)] {
+				k++
 			}
+			next[label] = k + 1
+			label = label + "_" + strconv.Itoa(k)
 		}
 		used[label] = true
 		labels[x] = label
 	}
-	return labels
+	return labels, nil
 }

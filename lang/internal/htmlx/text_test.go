@@ -86,7 +86,7 @@ func TestCosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(page)/KB + 1; m.used != want {
+	if want := ParseKBWeight*(len(page)/KB) + 1 + (2*101+101)/NodesPerOp; m.used != want { // and 101 start and end tags
 		t.Errorf("parse cost %d, want %d", m.used, want)
 	}
 	m.used = 0
