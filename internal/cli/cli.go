@@ -231,7 +231,8 @@ func unknown(args []string, stdout, stderr io.Writer) int {
 
 // Suggest returns the registered command path nearest to the start of args by Levenshtein
 // distance over the words (for each path of k words, args' first k words are compared with
-// it), or "" when none is within a third of the path's length (at least 1 edit, at most 4).
+// it), or "" when none is within a third of the path's length (at least 1 edit, at most 4);
+// failing a command, a group whose words all of args nearly spell ("plugns" → "plugins").
 func Suggest(args []string) string {
 	best, bestD := "", 1<<30
 	for _, c := range Commands() {
@@ -244,6 +245,19 @@ func Suggest(args []string) string {
 		limit := min(max(len(c.Path)/3, 1), 4)
 		if d <= limit && d < bestD {
 			best, bestD = c.Path, d
+		}
+	}
+	// A group named by all the words typed (`harness plugns` → `plugins`), when no command is
+	// nearer: `harness GROUP --help` lists it.
+	for _, c := range Commands() {
+		words := strings.Fields(c.Path)
+		if len(words) <= len(args) {
+			continue
+		}
+		g := strings.Join(words[:len(args)], " ")
+		d := editDistance(strings.Join(args, " "), g)
+		if d <= min(max(len(g)/3, 1), 4) && d < bestD {
+			best, bestD = g, d
 		}
 	}
 	return best
