@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -33,11 +34,11 @@ const StdioDrain = 65 * time.Second
 // Stdio is the byte stream of `harness mcp` (newline-delimited JSON-RPC,
 // MCP's stdio transport) between the process's streams and the SDK's
 // mcp.IOTransport, with a line filter in front of the SDK: every line
-// read is checked — at most MaxLine bytes, at most MaxDepth levels deep,
+// read is checked — at most MaxLine bytes, UTF-8, at most MaxDepth levels deep,
 // JSON, one object (no batch), a JSON-RPC 2.0 message the SDK can decode
 // (string or integer id, string method) — and a bad one is answered by
 // Stdio itself with a JSON-RPC error (-32700 parse error for what is not
-// JSON or is too long or too deep, -32600 invalid request for the rest; id
+// UTF-8 JSON or is too long or too deep, -32600 invalid request for the rest; id
 // is the line's id when it has a valid one, else null), and never reaches
 // the SDK, which would end the session on it. Blank lines are skipped.
 //
@@ -129,6 +130,11 @@ func (s *Stdio) check(line []byte, tooLong bool) []byte {
 	}
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 {
+		return nil
+	}
+	if !utf8.Valid(t) {
+		// JSON text is UTF-8 (RFC 8259 §8.1); decoders would swap bad bytes for U+FFFD.
+		s.refuse(nil, CodeParseError, fmt.Sprintf("line %d is not UTF-8 text (JSON-RPC messages are UTF-8 JSON)", s.line))
 		return nil
 	}
 	if d := depth(t); d > MaxDepth {
