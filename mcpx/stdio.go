@@ -156,7 +156,10 @@ func (s *Stdio) check(line []byte, tooLong bool) []byte {
 		return nil
 	}
 	id := lineID(t)
-	if raw := rawID(t); len(raw) > 0 && string(raw) != "null" && id == nil {
+	if raw := rawID(t); string(raw) == "null" && hasMethod(t) { // a response's null id is its peer's business
+		s.refuse(nil, CodeInvalidRequest, fmt.Sprintf("line %d: the id is null: an MCP id is a string or an integer, and a notification has none", s.line))
+		return nil
+	} else if len(raw) > 0 && string(raw) != "null" && id == nil {
 		s.refuse(nil, CodeInvalidRequest, fmt.Sprintf("line %d: the id %s is not a string or an integer", s.line, cut(raw, 40)))
 		return nil
 	}
@@ -182,6 +185,14 @@ func rawID(t []byte) json.RawMessage {
 		return nil
 	}
 	return m.ID
+}
+
+// hasMethod reports whether the line has a "method" member (a request or a notification).
+func hasMethod(t []byte) bool {
+	var m struct {
+		Method json.RawMessage `json:"method"`
+	}
+	return json.Unmarshal(t, &m) == nil && len(m.Method) > 0
 }
 
 // lineID is the line's id when it is a string or an integer, else nil.

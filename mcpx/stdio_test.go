@@ -41,6 +41,9 @@ var badLines = []struct {
 	{"invalid utf-8 outside strings", "\xff\xfe", CodeParseError, "null"},
 	// JSON text is UTF-8 (RFC 8259 §8.1): a string id of bad bytes was answered with U+FFFD
 	// in its place, an id the client never sent.
+	// MCP: a request's "ID MUST NOT be null"; the SDK took such a request for a notification and
+	// never answered it.
+	{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest, "null"},
 	{"invalid utf-8 in a string id", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", CodeParseError, "null"},
 	{"invalid utf-8 in params", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"a\":\"\xc3\x28\"}}", CodeParseError, "null"},
 }
