@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pkuinfo/harness/internal/msg"
 )
 
 // Exit codes shared by every command (SPEC-DECISIONS §9).
@@ -109,7 +111,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case args[0] == "help":
 		return help(args[1:], stdout, stderr)
 	}
-	if args = moveGlobalLang(args); args[0] == "help" {
+	args, err := moveGlobalLang(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "harness: %v\n", err)
+		return ExitUsage
+	}
+	if args[0] == "help" {
 		return help(args[1:], stdout, stderr)
 	}
 	best, n := lookup(args)
@@ -125,27 +132,35 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // moveGlobalLang lets --lang come before the command (`harness --lang en plugins list`): it
 // moves a leading --lang X (or --lang=X) after the command words, where the host commands
-// parse it.
-func moveGlobalLang(args []string) []string {
+// parse it. Where no command follows to parse it (help, a group), an unknown language is an
+// error here.
+func moveGlobalLang(args []string) ([]string, error) {
 	var lang []string
+	var value string
 	switch {
 	case len(args) >= 2 && (args[0] == "--lang" || args[0] == "-lang"):
-		lang, args = args[:2], args[2:]
+		lang, value, args = args[:2], args[1], args[2:]
 	case len(args) >= 1 && (strings.HasPrefix(args[0], "--lang=") || strings.HasPrefix(args[0], "-lang=")):
+		_, value, _ = strings.Cut(args[0], "=")
 		lang, args = args[:1], args[1:]
 	default:
-		return args
-	}
-	if len(args) == 0 || isHelp(args[0]) { // `harness --lang en` alone, or with --help
-		return []string{"help"}
+		return args, nil
 	}
 	_, n := lookup(args)
+	if len(args) == 0 || isHelp(args[0]) || n == 0 {
+		if _, ok := msg.Parse(value); !ok {
+			return nil, fmt.Errorf("--lang %q: use zh-Hans or en", value)
+		}
+	}
+	if len(args) == 0 || isHelp(args[0]) { // `harness --lang en` alone, or with --help
+		return []string{"help"}, nil
+	}
 	if n == 0 { // a group or an unknown command: nothing there parses --lang
-		return args
+		return args, nil
 	}
 	out := append([]string{}, args[:n]...)
 	out = append(out, lang...)
-	return append(out, args[n:]...)
+	return append(out, args[n:]...), nil
 }
 
 // lookup finds the command with the longest path that args start with ("plugin validate"
