@@ -226,8 +226,8 @@ func unknown(args []string, stdout, stderr io.Writer) int {
 		printHelp(stdout, g)
 		return ExitOK
 	}
-	if g != nil && n == len(args) {
-		fmt.Fprintf(stderr, "harness %s: a command is missing\n", strings.Join(args, " "))
+	if g != nil && onlyFlags(args[n:]) { // `harness plugins` or `harness plugins --json`
+		fmt.Fprintf(stderr, "harness %s: a command is missing\n", strings.Join(args[:n], " "))
 		printHelp(stderr, g)
 		return ExitUsage
 	}
@@ -242,6 +242,20 @@ func unknown(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run `harness --help` for the list of commands")
 	}
 	return ExitUsage
+}
+
+// onlyFlags reports whether every word of args is a flag (starts with "-"); true for none.
+// A value after a flag (--lang en) counts as a flag's.
+func onlyFlags(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		if !strings.HasPrefix(args[i], "-") {
+			return false
+		}
+		if !strings.Contains(args[i], "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && (args[i] == "--lang" || args[i] == "-lang" || args[i] == "--data" || args[i] == "-data") {
+			i++
+		}
+	}
+	return true
 }
 
 // Suggest returns the registered command path nearest to the start of args by Levenshtein
