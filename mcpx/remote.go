@@ -128,11 +128,19 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // CheckURL checks a remote plugin's endpoint (seed 003 "4. 部署": "生产环境
 // 必须使用 HTTPS,纯 HTTP 只用于本地开发"): https with a host, or http to
 // localhost, a loopback or a private address (a server on this machine or
-// the local network). The error says which rule failed.
+// the local network), and no user name or password in it (it is kept and
+// listed; a token goes apart). The error says which rule failed, and
+// never shows the user name or password.
 func CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return nil, fmt.Errorf("remote plugin %q: the URL must be http:// or https:// with a host", raw)
+	}
+	if u.User != nil {
+		// It would be stored and listed with the URL (GET /v1/remote-plugins, list-remote).
+		shown := *u
+		shown.User = nil
+		return nil, fmt.Errorf("remote plugin %q: the URL carries a user name or password, which would be kept and shown with it: give the token with --token instead", shown.String())
 	}
 	if u.Scheme == "http" {
 		h := u.Hostname()

@@ -310,6 +310,8 @@ func TestCheckURL(t *testing.T) {
 		{"ftp://x/mcp", `remote plugin "ftp://x/mcp": the URL must be http:// or https:// with a host`},
 		{"https:///mcp", `remote plugin "https:///mcp": the URL must be http:// or https:// with a host`},
 		{"::", `remote plugin "::": the URL must be http:// or https:// with a host`},
+		{"https://alice:s3cret@plugin.example.com/mcp", `remote plugin "https://plugin.example.com/mcp": the URL carries a user name or password, which would be kept and shown with it: give the token with --token instead`},
+		{"http://tok@127.0.0.1:8787/mcp", `remote plugin "http://127.0.0.1:8787/mcp": the URL carries a user name or password, which would be kept and shown with it: give the token with --token instead`},
 	}
 	for _, tc := range tests {
 		_, err := CheckURL(tc.in)

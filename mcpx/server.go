@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -124,6 +125,48 @@ type Server struct {
 
 	hmu    sync.Mutex
 	shared *mcp.Server // the server of Handler's sessions, built once
+
+	amu  sync.Mutex
+	asks map[string]ask // confirmation id → the call it was asked for (handler)
+}
+
+// ask is a confirmation the server asked a client about: the tool, the client's turn and when.
+type ask struct {
+	tool, turn string
+	at         time.Time
+}
+
+// askTTL is how long an ask is remembered: the host's confirmations expire sooner
+// (host.ConfirmationTTL, 10 minutes).
+const askTTL = 15 * time.Minute
+
+// remember records that the confirmation id was asked of turn's client for tool.
+func (s *Server) remember(id, tool, turn string) {
+	now := time.Now()
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	if s.asks == nil {
+		s.asks = map[string]ask{}
+	}
+	for k, a := range s.asks {
+		if now.Sub(a.at) > askTTL {
+			delete(s.asks, k)
+		}
+	}
+	s.asks[id] = ask{tool: tool, turn: turn, at: now}
+}
+
+// answerable reports whether the confirmation id was asked of turn's client for tool, and
+// forgets it when it was (an answer counts once).
+func (s *Server) answerable(id, tool, turn string) bool {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	a, ok := s.asks[id]
+	if !ok || a.tool != tool || a.turn != turn {
+		return false
+	}
+	delete(s.asks, id)
+	return true
 }
 
 // NewServer returns a Server over b.
@@ -373,13 +416,19 @@ func (ss *session) addUse(onDemand map[string][]Tool) {
 // input request, which the SDK turns into elicitation/create for clients
 // of older protocols on a session) or, when the client cannot elicit, a
 // refusal saying how to allow it; the retry carrying the answer goes to
-// Backend.Confirm.
+// Backend.Confirm — only when it answers a question this server asked of the
+// same client (turn) for the same tool.
 func (ss *session) handler(t Tool) mcp.ToolHandler {
 	s := ss.s
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		turn := ss.turnOf(req)
 		p := req.Params
 		if p.RequestState != "" || p.InputResponses != nil {
+			// Only the answer to this client's own question about this tool counts: the id of a
+			// confirmation pending elsewhere (another client's, another tool's) runs nothing.
+			if !s.answerable(p.RequestState, t.Name, turn) {
+				return errorResult(fmt.Errorf("%s: no confirmation %q was asked of this client for this tool; call the tool without requestState", t.Name, p.RequestState)), nil
+			}
 			approve := false
 			if er, ok := p.InputResponses[confirmKey].(*mcp.ElicitResult); ok && er.Action == "accept" {
 				v, set := er.Content["allow"]
@@ -403,6 +452,7 @@ func (ss *session) handler(t Tool) mcp.ToolHandler {
 			return errorResult(fmt.Errorf("%s: %s. This MCP client cannot ask the user (it does not support elicitation), so the call was refused. To allow such calls without asking, run: %s",
 				t.Name, out.Ask.Message, out.Ask.Allow)), nil
 		}
+		s.remember(out.Ask.ID, t.Name, turn)
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{confirmKey: &mcp.ElicitParams{
 				Mode:    "form",

@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -33,11 +34,11 @@ const StdioDrain = 65 * time.Second
 // Stdio is the byte stream of `harness mcp` (newline-delimited JSON-RPC,
 // MCP's stdio transport) between the process's streams and the SDK's
 // mcp.IOTransport, with a line filter in front of the SDK: every line
-// read is checked — at most MaxLine bytes, at most MaxDepth levels deep,
+// read is checked — at most MaxLine bytes, UTF-8, at most MaxDepth levels deep,
 // JSON, one object (no batch), a JSON-RPC 2.0 message the SDK can decode
 // (string or integer id, string method) — and a bad one is answered by
 // Stdio itself with a JSON-RPC error (-32700 parse error for what is not
-// JSON or is too long or too deep, -32600 invalid request for the rest; id
+// UTF-8 JSON or is too long or too deep, -32600 invalid request for the rest; id
 // is the line's id when it has a valid one, else null), and never reaches
 // the SDK, which would end the session on it. Blank lines are skipped.
 //
@@ -131,6 +132,11 @@ func (s *Stdio) check(line []byte, tooLong bool) []byte {
 	if len(t) == 0 {
 		return nil
 	}
+	if !utf8.Valid(t) {
+		// JSON text is UTF-8 (RFC 8259 §8.1); decoders would swap bad bytes for U+FFFD.
+		s.refuse(nil, CodeParseError, fmt.Sprintf("line %d is not UTF-8 text (JSON-RPC messages are UTF-8 JSON)", s.line))
+		return nil
+	}
 	if d := depth(t); d > MaxDepth {
 		s.refuse(nil, CodeParseError, fmt.Sprintf("line %d nests arrays and objects over %d levels deep", s.line, MaxDepth))
 		return nil
@@ -150,7 +156,10 @@ func (s *Stdio) check(line []byte, tooLong bool) []byte {
 		return nil
 	}
 	id := lineID(t)
-	if raw := rawID(t); len(raw) > 0 && string(raw) != "null" && id == nil {
+	if raw := rawID(t); string(raw) == "null" && hasMethod(t) { // a response's null id is its peer's business
+		s.refuse(nil, CodeInvalidRequest, fmt.Sprintf("line %d: the id is null: an MCP id is a string or an integer, and a notification has none", s.line))
+		return nil
+	} else if len(raw) > 0 && string(raw) != "null" && id == nil {
 		s.refuse(nil, CodeInvalidRequest, fmt.Sprintf("line %d: the id %s is not a string or an integer", s.line, cut(raw, 40)))
 		return nil
 	}
@@ -176,6 +185,14 @@ func rawID(t []byte) json.RawMessage {
 		return nil
 	}
 	return m.ID
+}
+
+// hasMethod reports whether the line has a "method" member (a request or a notification).
+func hasMethod(t []byte) bool {
+	var m struct {
+		Method json.RawMessage `json:"method"`
+	}
+	return json.Unmarshal(t, &m) == nil && len(m.Method) > 0
 }
 
 // lineID is the line's id when it is a string or an integer, else nil.

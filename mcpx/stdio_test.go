@@ -39,6 +39,13 @@ var badLines = []struct {
 	{"deep objects", `{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100) + "}", CodeParseError, "null"},
 	{"over-long line", `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"` + strings.Repeat("a", MaxLine) + `"}}`, CodeParseError, "null"},
 	{"invalid utf-8 outside strings", "\xff\xfe", CodeParseError, "null"},
+	// JSON text is UTF-8 (RFC 8259 §8.1): a string id of bad bytes was answered with U+FFFD
+	// in its place, an id the client never sent.
+	// MCP: a request's "ID MUST NOT be null"; the SDK took such a request for a notification and
+	// never answered it.
+	{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest, "null"},
+	{"invalid utf-8 in a string id", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", CodeParseError, "null"},
+	{"invalid utf-8 in params", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"a\":\"\xc3\x28\"}}", CodeParseError, "null"},
 }
 
 // TestStdioFilter: each bad line is answered once with its code and id and

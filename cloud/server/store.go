@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -172,6 +173,10 @@ func (s *Server) putStore(raw string) handlerFunc {
 		now := s.nowMs()
 		it := StoreItem{Key: key, Value: value}
 		if req.TtlS != nil {
+			if *req.TtlS > (math.MaxInt64-now)/1000 {
+				// now + ttlS·1000 would wrap to the past: a write that keeps nothing.
+				return errf(protocol.CodeBadRequest, "ttlS: %d seconds is past the end of time the server can count", *req.TtlS)
+			}
 			it.ExpiresAt = now + *req.TtlS*1000
 		}
 		v, err := s.st.StorePut(r.Context(), ns, it, ifMatch, StoreQuota{StoreLimits: lim, Device: s.cfg.DeviceStore}, now)

@@ -565,6 +565,8 @@ func (s *Server) setModes(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
+	// Every entry is checked before any is written: a refused request changes nothing.
+	set := make(map[plugin.Effect]host.Mode, len(req))
 	for eff, mode := range req {
 		e, err := plugin.ParseEffect(eff)
 		if err != nil {
@@ -574,6 +576,9 @@ func (s *Server) setModes(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return badRequest("%s: %v", eff, err)
 		}
+		set[e] = m
+	}
+	for e, m := range set {
 		if err := s.h.SetMode(r.Context(), id, e, m); err != nil {
 			return err
 		}

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pkuinfo/harness/internal/msg"
 )
 
 // Exit codes shared by every command (SPEC-DECISIONS §9).
@@ -109,7 +111,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case args[0] == "help":
 		return help(args[1:], stdout, stderr)
 	}
-	if args = moveGlobalLang(args); args[0] == "help" {
+	args, err := moveGlobalLang(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "harness: %v\n", err)
+		return ExitUsage
+	}
+	if args[0] == "help" {
 		return help(args[1:], stdout, stderr)
 	}
 	best, n := lookup(args)
@@ -125,27 +132,35 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // moveGlobalLang lets --lang come before the command (`harness --lang en plugins list`): it
 // moves a leading --lang X (or --lang=X) after the command words, where the host commands
-// parse it.
-func moveGlobalLang(args []string) []string {
+// parse it. Where no command follows to parse it (help, a group), an unknown language is an
+// error here.
+func moveGlobalLang(args []string) ([]string, error) {
 	var lang []string
+	var value string
 	switch {
 	case len(args) >= 2 && (args[0] == "--lang" || args[0] == "-lang"):
-		lang, args = args[:2], args[2:]
+		lang, value, args = args[:2], args[1], args[2:]
 	case len(args) >= 1 && (strings.HasPrefix(args[0], "--lang=") || strings.HasPrefix(args[0], "-lang=")):
+		_, value, _ = strings.Cut(args[0], "=")
 		lang, args = args[:1], args[1:]
 	default:
-		return args
-	}
-	if len(args) == 0 || isHelp(args[0]) { // `harness --lang en` alone, or with --help
-		return []string{"help"}
+		return args, nil
 	}
 	_, n := lookup(args)
+	if len(args) == 0 || isHelp(args[0]) || n == 0 {
+		if _, ok := msg.Parse(value); !ok {
+			return nil, fmt.Errorf("--lang %q: use zh-Hans or en", value)
+		}
+	}
+	if len(args) == 0 || isHelp(args[0]) { // `harness --lang en` alone, or with --help
+		return []string{"help"}, nil
+	}
 	if n == 0 { // a group or an unknown command: nothing there parses --lang
-		return args
+		return args, nil
 	}
 	out := append([]string{}, args[:n]...)
 	out = append(out, lang...)
-	return append(out, args[n:]...)
+	return append(out, args[n:]...), nil
 }
 
 // lookup finds the command with the longest path that args start with ("plugin validate"
@@ -211,8 +226,8 @@ func unknown(args []string, stdout, stderr io.Writer) int {
 		printHelp(stdout, g)
 		return ExitOK
 	}
-	if g != nil && n == len(args) {
-		fmt.Fprintf(stderr, "harness %s: a command is missing\n", strings.Join(args, " "))
+	if g != nil && onlyFlags(args[n:]) { // `harness plugins` or `harness plugins --json`
+		fmt.Fprintf(stderr, "harness %s: a command is missing\n", strings.Join(args[:n], " "))
 		printHelp(stderr, g)
 		return ExitUsage
 	}
@@ -229,9 +244,24 @@ func unknown(args []string, stdout, stderr io.Writer) int {
 	return ExitUsage
 }
 
+// onlyFlags reports whether every word of args is a flag (starts with "-"); true for none.
+// A value after a flag (--lang en) counts as a flag's.
+func onlyFlags(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		if !strings.HasPrefix(args[i], "-") {
+			return false
+		}
+		if !strings.Contains(args[i], "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && (args[i] == "--lang" || args[i] == "-lang" || args[i] == "--data" || args[i] == "-data") {
+			i++
+		}
+	}
+	return true
+}
+
 // Suggest returns the registered command path nearest to the start of args by Levenshtein
 // distance over the words (for each path of k words, args' first k words are compared with
-// it), or "" when none is within a third of the path's length (at least 1 edit, at most 4).
+// it), or "" when none is within a third of the path's length (at least 1 edit, at most 4);
+// failing a command, a group whose words all of args nearly spell ("plugns" → "plugins").
 func Suggest(args []string) string {
 	best, bestD := "", 1<<30
 	for _, c := range Commands() {
@@ -244,6 +274,19 @@ func Suggest(args []string) string {
 		limit := min(max(len(c.Path)/3, 1), 4)
 		if d <= limit && d < bestD {
 			best, bestD = c.Path, d
+		}
+	}
+	// A group named by all the words typed (`harness plugns` → `plugins`), when no command is
+	// nearer: `harness GROUP --help` lists it.
+	for _, c := range Commands() {
+		words := strings.Fields(c.Path)
+		if len(words) <= len(args) {
+			continue
+		}
+		g := strings.Join(words[:len(args)], " ")
+		d := editDistance(strings.Join(args, " "), g)
+		if d <= min(max(len(g)/3, 1), 4) && d < bestD {
+			best, bestD = g, d
 		}
 	}
 	return best

@@ -106,6 +106,9 @@ func TestSuggest(t *testing.T) {
 		{[]string{"serv"}, "serve"},
 		{[]string{"versoin"}, "version"},
 		{[]string{"cloud", "srve"}, "cloud serve"},
+		{[]string{"plugns"}, "plugins"},
+		{[]string{"campsu"}, "campus"},
+		{[]string{"plugni", "validate"}, "plugin validate"},
 		{[]string{"frobnicate"}, ""},
 		{[]string{"plugins", "xyzzyq"}, ""},
 	} {

@@ -271,7 +271,7 @@ func generateToken(env *Env, name string, hf *hostFlags) int {
 }
 
 // storedToken reads DIR/serve-token: "" when there is none; an error when
-// others than its owner may read it.
+// others than its owner may read it or when it holds no token.
 func storedToken(hf *hostFlags) (tok, file string, err error) {
 	dir, err := hostDataDir(hf)
 	if err != nil {
@@ -292,5 +292,10 @@ func storedToken(hf *hostFlags) (tok, file string, err error) {
 	if err != nil {
 		return "", file, err
 	}
-	return strings.TrimSpace(string(b)), file, nil
+	tok = strings.TrimSpace(string(b))
+	if tok == "" {
+		// An emptied file must not turn the token off without a word.
+		return "", file, fmt.Errorf("%s is empty: run harness serve --token-generate for a new token, or delete the file to serve loopback without one", file)
+	}
+	return tok, file, nil
 }
