@@ -174,7 +174,7 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 		Actor: req.Actor, Plugin: p.Manifest.ID, Tool: t, Turn: req.Turn, Input: in, Now: h.now(),
 		KV: h.db.KV(), Abilities: h.abilities, Campus: h.campus, Host: h,
 	}
-	v, err := b.Funcs[t.Name](ctx, c)
+	v, err := runBuiltinFunc(ctx, b.Funcs[t.Name], c)
 	if err != nil {
 		var ie *interp.Error
 		if errors.As(err, &ie) {
@@ -186,6 +186,18 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 		return nil, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)}
 	}
 	return v, nil
+}
+
+// runBuiltinFunc runs fn, turning a panic (a bug in the built-in's Go
+// code) into a tool error naming the tool, so that one broken built-in
+// fails its call instead of ending harness serve, the scheduler or MCP.
+func runBuiltinFunc(ctx context.Context, fn BuiltinFunc, c *BuiltinCall) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: internal error in the built-in: %v", c.Plugin, c.Tool.Name, r)}
+		}
+	}()
+	return fn(ctx, c)
 }
 
 // loadBuiltin is load for "builtin:ID".

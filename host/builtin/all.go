@@ -69,7 +69,7 @@ func RunCommand(ctx context.Context, h *host.Host, id, name, input string, l i18
 		case cmd.Run != nil:
 			cx := newContext(ctx, h, id, host.ActorUser, "", nil)
 			cx.Locale = l.Or()
-			s, err := cmd.Run(cx, input)
+			s, err := runCommand(cmd.Run, cx, input)
 			return s, true, err
 		case cmd.Prompt != "":
 			p := cmd.Prompt
@@ -82,6 +82,17 @@ func RunCommand(ctx context.Context, h *host.Host, id, name, input string, l i18
 		}
 	}
 	return "", false, &host.NotFound{What: fmt.Sprintf("plugin %s has no command %q", id, name)}
+}
+
+// runCommand runs a Run command, turning a panic into an error naming the
+// plugin and command.
+func runCommand(run func(*Context, string) (string, error), cx *Context, input string) (s string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = "", fmt.Errorf("builtin %s: command failed: %v", cx.Plugin, r)
+		}
+	}()
+	return run(cx, input)
 }
 
 func replaceInput(p, input string) string { return strings.ReplaceAll(p, "{{input}}", input) }
