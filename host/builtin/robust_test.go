@@ -41,3 +41,50 @@ func TestPanicIsAnError(t *testing.T) {
 		t.Fatalf("command panic: err = %v", err)
 	}
 }
+
+// Two faces starting focus at once (the app and MCP) start one session:
+// a second running session would never stop and count on every day.
+func TestFocusStartConcurrent(t *testing.T) {
+	e := newEnv(t)
+	const n = 16
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := e.call(t, host.ActorUser, "focus", "start", `{"label":"高数"}`)
+			errs <- err
+		}()
+	}
+	started := 0
+	for range n {
+		if err := <-errs; err == nil {
+			started++
+		}
+	}
+	var list []FocusSession
+	c := newContext(context.Background(), e.h, "focus", host.ActorUser, "", nil)
+	if _, err := loadSessions(c); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = loadSessions(c)
+	running := 0
+	for _, s := range list {
+		if s.EndedAt == nil {
+			running++
+		}
+	}
+	if started != 1 || running != 1 {
+		t.Fatalf("%d concurrent starts: %d started, %d sessions running; want 1 and 1", n, started, running)
+	}
+}
+
+// A clock set back while a session runs (the device's time corrected)
+// stops it at zero minutes, never a negative length.
+func TestFocusStopClockBack(t *testing.T) {
+	e := newEnv(t)
+	e.clk.set(bj(10, 0))
+	e.ok(t, host.ActorUser, "focus", "start", `{}`)
+	e.clk.set(bj(9, 50))
+	if got := e.ok(t, host.ActorUser, "focus", "stop", `{}`); got != `{"stopped":true,"minutes":0}` {
+		t.Fatalf("stop after the clock went back: %s", got)
+	}
+}
