@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -50,7 +51,8 @@ func Of(h *host.Host, id string) *Compiled {
 	return c
 }
 
-// RunCommand runs the slash command name of the built-in id as the user
+// RunCommand runs the slash command name (or one of its aliases, in either
+// language) of the built-in id as the user
 // with input (what follows the command) in the viewer's locale l. A Run
 // command's text is returned as shown, never for the model (shown true);
 // a Prompt command returns its prompt in l with {{input}} replaced, to be
@@ -62,9 +64,10 @@ func RunCommand(ctx context.Context, h *host.Host, id, name, input string, l i18
 		return "", false, &host.NotFound{What: fmt.Sprintf("no built-in plugin %q", id)}
 	}
 	for _, cmd := range c.Def.Commands {
-		if cmd.Name != name {
+		if cmd.Name != name && !slices.Contains(cmd.Aliases, name) && !slices.Contains(c.Def.I18n.En.Commands[cmd.Name].Aliases, name) {
 			continue
 		}
+		name := cmd.Name
 		switch {
 		case cmd.Run != nil:
 			cx := newContext(ctx, h, id, host.ActorUser, "", nil)

@@ -88,3 +88,24 @@ func TestFocusStopClockBack(t *testing.T) {
 		t.Fatalf("stop after the clock went back: %s", got)
 	}
 }
+
+// A command's aliases, in either language, run it: /番茄钟 and /pomodoro
+// are /focus, /提醒 and /reminder are /remind.
+func TestRunCommandAliases(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		id, name string
+		l        i18n.Locale
+		want     string
+	}{
+		{"focus", "番茄钟", i18n.Zh, "今日专注"},
+		{"focus", "pomodoro", i18n.En, "Focus"},
+		{"schedule", "提醒", i18n.Zh, "提醒我:明早八点"},
+		{"schedule", "reminder", i18n.En, "Remind me: 明早八点"},
+	} {
+		text, _, err := RunCommand(context.Background(), e.h, tc.id, tc.name, map[string]string{"focus": "", "schedule": "明早八点"}[tc.id], tc.l)
+		if err != nil || !strings.Contains(text, tc.want) {
+			t.Errorf("/%s (%s): %q, %v; want %q", tc.name, tc.l, text, err, tc.want)
+		}
+	}
+}
