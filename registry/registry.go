@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -447,6 +448,9 @@ func (v *validator) remote(e *Entry, at func(string) int, path string) {
 		v.errAt(at("endpoint"), path+".endpoint", "%v", err)
 		return
 	}
+	if h := endpointHost(e.Endpoint); h != "" {
+		v.add(at("endpoint"), path+".endpoint", true, "endpoint %q is on %s: from the registry it reaches each student’s own machine or network, not the author’s server (use a public https URL)", e.Endpoint, h)
+	}
 	switch e.Auth {
 	case "", "none", "bearer":
 	default:
@@ -488,6 +492,26 @@ func checkEndpoint(raw string) error {
 		return fmt.Errorf("endpoint %q: use https (plain http only to localhost)", raw)
 	}
 	return fmt.Errorf("endpoint %q: use https", raw)
+}
+
+// endpointHost names where a local endpoint points ("this machine", "a
+// private network"), or "" for a public one.
+func endpointHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	h := u.Hostname()
+	if plugin.LoopbackHost(h) || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return "this machine"
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		ip = ip.Unmap()
+		if ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() {
+			return "a private network"
+		}
+	}
+	return ""
 }
 
 func (v *validator) cloud(c *Cloud, off int, path string) {
