@@ -220,6 +220,7 @@ func timetableToday(c *Context, in TimetableDayInput) (TimetableDay, error) {
 			continue
 		}
 		out.Courses = append(out.Courses, co)
+		c.textBy(co.Source)
 		if !isToday {
 			continue
 		}
@@ -283,6 +284,7 @@ func timetableWeek(c *Context, in TimetableWeekInput) (TimetableWeek, error) {
 		for _, co := range all {
 			if co.Weekday == wd && inWeek(co, week) {
 				d.Courses = append(d.Courses, co)
+				c.textBy(co.Source)
 			}
 		}
 		out.Days = append(out.Days, d)

@@ -96,6 +96,9 @@ func todosList(c *Context, in TodosListInput) (TodoList, error) {
 	if out.Items == nil {
 		out.Items = []Todo{}
 	}
+	for _, t := range out.Items {
+		c.textBy(t.Source)
+	}
 	return out, err
 }
 
