@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -179,4 +180,24 @@ steps:
     args: "{ entries: [{ id: 'x1', title: input.title, weekday: 3, start: '08:00', end: '09:50' }] }"
 return: t
 `,
+}
+
+// Every string input has a bound the host checks before the function: a
+// megabyte "due" or "at" is refused as input, not parsed and quoted whole
+// in an error (the audit log keeps each call's error).
+func TestStringInputsBounded(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("9", 1<<20)
+	for _, tc := range [][2]string{
+		{"todos.add", `{"title":"x","due":"` + big + `"}`},
+		{"todos.update", `{"id":1,"due":"` + big + `"}`},
+		{"schedule.remind", `{"text":"x","at":"` + big + `"}`},
+		{"timetable.add", `{"title":"x","weekday":1,"periods":"` + big + `"}`},
+	} {
+		id, tool, _ := strings.Cut(tc[0], ".")
+		res, err := e.call(t, host.ActorUser, id, tool, tc[1])
+		if got := outcome(res, err); got != "input" || len(err.Error()) > 200 {
+			t.Errorf("%s with 1 MB: %s, %d bytes of error", tc[0], got, len(fmt.Sprint(err)))
+		}
+	}
 }
