@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -140,7 +141,15 @@ func Validate(file string, data []byte, o Options) ([]*Entry, []Diagnostic) {
 		v.errAt(0, "$", "the file is not UTF-8")
 		return nil, v.diags
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		v.errAt(0, "$", "the file is empty; write an array of entries or {\"plugins\": [...]}")
+		return nil, v.diags
+	}
 	list, base, prefix, err := entriesOf(data)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		v.errAt(len(bytes.TrimRight(data, " \t\r\n")), "$", "the file ends before the JSON does")
+		return nil, v.diags
+	}
 	if err != nil {
 		v.errAt(offsetOf(err), "$", "%s", err)
 		return nil, v.diags

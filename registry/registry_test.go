@@ -90,7 +90,7 @@ func TestValidateFixtures(t *testing.T) {
 
 func TestValidateMalformed(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
-		{``, "$: "},
+		{``, "r.json:1:1: $: the file is empty"},
 		{`{"plugins": 3}`, "array"},
 		{`{"plugins": [], "extra": 1}`, `unknown top-level field "extra"`},
 		{`{"other": []}`, `without "plugins"`},
@@ -98,6 +98,9 @@ func TestValidateMalformed(t *testing.T) {
 		{`[1]`, "cannot unmarshal number"},
 		{`[] []`, "text after the array"},
 		{"\xff", "not UTF-8"},
+		// A cut-off file is reported where it ends, not at 1:1.
+		{"[\n  {\"id\": \"a\"", "r.json:2:13: $: the file ends before the JSON does"},
+		{`{"plugins": [`, "r.json:1:14: $: the file ends before the JSON does"},
 	} {
 		_, diags := Validate("r.json", []byte(tc.src), Options{})
 		if len(diags) == 0 || !strings.Contains(diags[0].String(), tc.want) {
