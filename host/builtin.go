@@ -66,6 +66,11 @@ type BuiltinCall struct {
 	Abilities interp.Abilities
 	Campus    interp.CampusClient
 	Host      *Host
+	// Untrusted is set by the function when this result carries text a
+	// plugin other than a built-in wrote (a to-do a document added): the
+	// result is then third-party data, marked and tainting the agent's
+	// turn, as an untrusted tool's is.
+	Untrusted bool
 }
 
 // WithBuiltins registers built-in plugins. New refuses two with one id, a
@@ -153,11 +158,13 @@ func (h *Host) builtinParsed(b *Builtin, hash string) (*plugin.Plugin, error) {
 }
 
 // runTool runs an allowed call's tool: a built-in's Go function after the
-// input check every document's tool gets, or the interpreter.
-func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t *plugin.Tool, input any) (any, error) {
+// input check every document's tool gets, or the interpreter. untrusted
+// is a built-in's BuiltinCall.Untrusted.
+func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t *plugin.Tool, input any) (v any, untrusted bool, err error) {
 	b := h.builtins[p.Manifest.ID]
 	if b == nil || b.Plugin != p {
-		return interp.Run(ctx, p, t.Name, input, h.options())
+		v, err := interp.Run(ctx, p, t.Name, input, h.options())
+		return v, false, err
 	}
 	in, err := interp.CheckInput(t, input)
 	if err != nil {
@@ -166,26 +173,38 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 			// A built-in has no file to point at: the error names the tool instead.
 			named := *ie
 			named.Msg, named.Pos = p.Manifest.ID+"."+t.Name+": "+ie.Msg, expr.Pos{}
-			return nil, &named
+			return nil, false, &named
 		}
-		return nil, err
+		return nil, false, err
 	}
 	c := &BuiltinCall{
 		Actor: req.Actor, Plugin: p.Manifest.ID, Tool: t, Turn: req.Turn, Input: in, Now: h.now(),
 		KV: h.db.KV(), Abilities: h.abilities, Campus: h.campus, Host: h,
 	}
-	v, err := b.Funcs[t.Name](ctx, c)
+	v, err = runBuiltinFunc(ctx, b.Funcs[t.Name], c)
 	if err != nil {
 		var ie *interp.Error
 		if errors.As(err, &ie) {
-			return nil, ie
+			return nil, false, ie
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
-		return nil, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)}
+		return nil, false, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)}
 	}
-	return v, nil
+	return v, c.Untrusted, nil
+}
+
+// runBuiltinFunc runs fn, turning a panic (a bug in the built-in's Go
+// code) into a tool error naming the tool, so that one broken built-in
+// fails its call instead of ending harness serve, the scheduler or MCP.
+func runBuiltinFunc(ctx context.Context, fn BuiltinFunc, c *BuiltinCall) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: internal error in the built-in: %v", c.Plugin, c.Tool.Name, r)}
+		}
+	}()
+	return fn(ctx, c)
 }
 
 // loadBuiltin is load for "builtin:ID".

@@ -262,19 +262,20 @@ func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *pl
 		input = expr.NewObject(0)
 	}
 	runStart := time.Now()
-	v, err := h.runTool(ctx, req, p, t, input)
+	v, untrusted, err := h.runTool(ctx, req, p, t, input)
+	untrusted = untrusted || t.Untrusted
 	took := time.Since(runStart)
 	if err != nil {
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
 		return nil, err
 	}
-	if t.Untrusted && req.Actor == ActorAgent {
+	if untrusted && req.Actor == ActorAgent {
 		h.mu.Lock()
 		h.taint[req.Turn] = h.now()
 		h.mu.Unlock()
 	}
 	h.audit(ctx, req, t.Effect, "ok", "", time.Since(start))
-	return &CallResult{Value: v, Untrusted: t.Untrusted, Duration: took}, nil
+	return &CallResult{Value: v, Untrusted: untrusted, Duration: took}, nil
 }
 
 func newID() string {

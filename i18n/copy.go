@@ -1,6 +1,7 @@
 package i18n
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -35,6 +36,8 @@ func init() {
 //     acronyms and words with digits are capitalised.
 func CheckEnglish(s string) []string {
 	var out []string
+	// A link is not copy: its path may hold capitals, ' and ! (#!/Home).
+	s = urlRE.ReplaceAllString(s, "URL")
 	if hanOutside(s) {
 		out = append(out, "Chinese outside parentheses or quotes (write the English, or put the Chinese name in parentheses)")
 	}
@@ -50,13 +53,25 @@ func CheckEnglish(s string) []string {
 	return out
 }
 
+// urlRE matches a link (scheme://…) up to the next space.
+var urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://\S+`)
+
 // hanOutside reports whether s has a Han character or Chinese punctuation
-// outside (), （）, "", “”, 「」, 『』 and 《》.
+// outside (), （）, "", “”, ‘’, 「」, 『』 and 《》. ’ closes a quote only
+// after a ‘: elsewhere it is the apostrophe (Treehole’s).
 func hanOutside(s string) bool {
-	depth := 0
+	depth, single := 0, 0
 	straight := false
 	for _, r := range s {
 		switch r {
+		case '‘':
+			single++
+			continue
+		case '’':
+			if single > 0 {
+				single--
+			}
+			continue
 		case '(', '（', '“', '「', '『', '《':
 			depth++
 			continue
@@ -69,7 +84,7 @@ func hanOutside(s string) bool {
 			straight = !straight
 			continue
 		}
-		if depth > 0 || straight {
+		if depth > 0 || single > 0 || straight {
 			continue
 		}
 		if unicode.Is(unicode.Han, r) || strings.ContainsRune("，。：；？、！「」《》【】", r) {

@@ -56,9 +56,24 @@ func dayDiff(t, now time.Time) int {
 	return int(da.Sub(db).Hours() / 24)
 }
 
+// dateNear is the date of t as read on now's day: FormatLocalDate, with
+// the year ("2025年10月18日" / "Oct 18, 2025") when t's Beijing year is not
+// now's, so that a date of another year never reads as one of this year.
+func dateNear(t, now time.Time, l Locale) string {
+	y := t.In(Beijing).Year()
+	if y == now.In(Beijing).Year() {
+		return FormatLocalDate(t, l)
+	}
+	if l == En {
+		return FormatLocalDate(t, l) + ", " + strconv.Itoa(y)
+	}
+	return strconv.Itoa(y) + "年" + FormatLocalDate(t, l)
+}
+
 // FormatDay is formatDay(d, l) relative to now: "今天", "明天", "昨天" /
 // "Today", "Tomorrow", "Yesterday"; within the coming week the weekday
-// ("周三" / "Wed"); otherwise the date ("10月18日" / "Oct 18").
+// ("周三" / "Wed"); otherwise the date ("10月18日" / "Oct 18"), with the
+// year when it is not now's ("2025年10月18日" / "Oct 18, 2025").
 func FormatDay(t, now time.Time, l Locale) string {
 	switch n := dayDiff(t, now); {
 	case n == 0:
@@ -70,7 +85,7 @@ func FormatDay(t, now time.Time, l Locale) string {
 	case n > 1 && n < 7:
 		return FormatWeekday(t, l)
 	}
-	return FormatLocalDate(t, l)
+	return dateNear(t, now, l)
 }
 
 // FormatRelative is formatRelative(ms, l) relative to now. The past:
@@ -79,7 +94,8 @@ func FormatDay(t, now time.Time, l Locale) string {
 // "Yesterday 21:04"; within the week "周三 21:04" / "Wed 21:04"; else
 // "10月18日 21:04" / "Oct 18, 21:04". The future mirrors it: "马上" /
 // "In a moment", "3 分钟后" / "In 3 min", "2 小时后" / "In 2 h", "明天 09:00" /
-// "Tomorrow 09:00", then weekday or date with the clock.
+// "Tomorrow 09:00", then weekday or date with the clock. A date of another
+// year has the year: "2025年10月18日 21:04" / "Oct 18, 2025, 21:04".
 func FormatRelative(t, now time.Time, l Locale) string {
 	d := now.Sub(t)
 	future := d < 0
@@ -110,7 +126,10 @@ func FormatRelative(t, now time.Time, l Locale) string {
 	case days > -7 && days < 7:
 		return FormatWeekday(t, l) + " " + FormatClock(t)
 	}
-	return FormatLocalDateTime(t, l)
+	if l == En {
+		return dateNear(t, now, l) + ", " + FormatClock(t)
+	}
+	return dateNear(t, now, l) + " " + FormatClock(t)
 }
 
 // FormatCountdown is formatCountdown(ms, l) for a duration: "2小时10分" /

@@ -37,6 +37,10 @@ func TestFormatters(t *testing.T) {
 		{"day yesterday", func(l Locale) string { return FormatDay(at(20, 0, 0), now, l) }, "昨天", "Yesterday"},
 		{"day this week", func(l Locale) string { return FormatDay(at(24, 0, 0), now, l) }, "周六", "Sat"},
 		{"day far", func(l Locale) string { return FormatDay(at(30, 0, 0), now, l) }, "10月30日", "Oct 30"},
+		// A time in another year says the year: Oct 21 of three years ago is not today's date.
+		{"relative another year", func(l Locale) string { return FormatRelative(now.AddDate(-3, 0, 0), now, l) }, "2023年10月21日 10:00", "Oct 21, 2023, 10:00"},
+		{"relative next year", func(l Locale) string { return FormatRelative(time.Date(2027, 1, 5, 9, 0, 0, 0, Beijing), now, l) }, "2027年1月5日 09:00", "Jan 5, 2027, 09:00"},
+		{"day another year", func(l Locale) string { return FormatDay(now.AddDate(-1, 0, 0), now, l) }, "2025年10月21日", "Oct 21, 2025"},
 		{"countdown", func(l Locale) string { return FormatCountdown(2*time.Hour+10*time.Minute, l) }, "2小时10分", "2h 10m"},
 		{"countdown minutes", func(l Locale) string { return FormatCountdown(10*time.Minute+40*time.Second, l) }, "10分", "10m"},
 		{"countdown exact hours", func(l Locale) string { return FormatCountdown(3*time.Hour, l) }, "3小时", "3h"},

@@ -1,6 +1,10 @@
 package i18n
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Locale is one of the app's languages: zh-Hans (the source) or en.
 type Locale string
@@ -14,14 +18,23 @@ const (
 // Locales are the app's locales, the source first.
 var Locales = []Locale{Zh, En}
 
-// ParseLocale reads "zh-Hans" (also "zh", "zh-CN") or "en" (also "en-US",
-// "en-GB"); anything else is an error naming the two.
+// ParseLocale reads a language tag, case-insensitively (BCP 47): "zh-Hans"
+// and the Simplified Chinese tags ("zh", "zh-CN", "zh-SG", "zh-Hans-CN", …)
+// are Zh; "en" and any English region ("en-US", "en-GB", "en-AU", …) are
+// En. Anything else (Traditional Chinese "zh-TW", "zh-Hant" included) is an
+// error naming the two.
 func ParseLocale(s string) (Locale, error) {
-	switch s {
-	case "zh-Hans", "zh", "zh-CN", "zh-Hans-CN":
-		return Zh, nil
-	case "en", "en-US", "en-GB":
+	parts := strings.Split(strings.ToLower(s), "-")
+	ok := true
+	for _, p := range parts[1:] {
+		ok = ok && p != ""
+	}
+	switch {
+	case ok && parts[0] == "en":
 		return En, nil
+	case ok && parts[0] == "zh" && (slices.Contains(parts, "hans") ||
+		!slices.ContainsFunc(parts, func(p string) bool { return p == "hant" || p == "tw" || p == "hk" || p == "mo" })):
+		return Zh, nil
 	}
 	return "", fmt.Errorf("unknown locale %q (use zh-Hans or en)", s)
 }

@@ -3,8 +3,10 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -139,7 +141,15 @@ func Validate(file string, data []byte, o Options) ([]*Entry, []Diagnostic) {
 		v.errAt(0, "$", "the file is not UTF-8")
 		return nil, v.diags
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		v.errAt(0, "$", "the file is empty; write an array of entries or {\"plugins\": [...]}")
+		return nil, v.diags
+	}
 	list, base, prefix, err := entriesOf(data)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		v.errAt(len(bytes.TrimRight(data, " \t\r\n")), "$", "the file ends before the JSON does")
+		return nil, v.diags
+	}
 	if err != nil {
 		v.errAt(offsetOf(err), "$", "%s", err)
 		return nil, v.diags
@@ -447,6 +457,9 @@ func (v *validator) remote(e *Entry, at func(string) int, path string) {
 		v.errAt(at("endpoint"), path+".endpoint", "%v", err)
 		return
 	}
+	if h := endpointHost(e.Endpoint); h != "" {
+		v.add(at("endpoint"), path+".endpoint", true, "endpoint %q is on %s: from the registry it reaches each student’s own machine or network, not the author’s server (use a public https URL)", e.Endpoint, h)
+	}
 	switch e.Auth {
 	case "", "none", "bearer":
 	default:
@@ -488,6 +501,26 @@ func checkEndpoint(raw string) error {
 		return fmt.Errorf("endpoint %q: use https (plain http only to localhost)", raw)
 	}
 	return fmt.Errorf("endpoint %q: use https", raw)
+}
+
+// endpointHost names where a local endpoint points ("this machine", "a
+// private network"), or "" for a public one.
+func endpointHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	h := u.Hostname()
+	if plugin.LoopbackHost(h) || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return "this machine"
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		ip = ip.Unmap()
+		if ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() {
+			return "a private network"
+		}
+	}
+	return ""
 }
 
 func (v *validator) cloud(c *Cloud, off int, path string) {

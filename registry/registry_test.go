@@ -90,7 +90,7 @@ func TestValidateFixtures(t *testing.T) {
 
 func TestValidateMalformed(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
-		{``, "$: "},
+		{``, "r.json:1:1: $: the file is empty"},
 		{`{"plugins": 3}`, "array"},
 		{`{"plugins": [], "extra": 1}`, `unknown top-level field "extra"`},
 		{`{"other": []}`, `without "plugins"`},
@@ -98,6 +98,9 @@ func TestValidateMalformed(t *testing.T) {
 		{`[1]`, "cannot unmarshal number"},
 		{`[] []`, "text after the array"},
 		{"\xff", "not UTF-8"},
+		// A cut-off file is reported where it ends, not at 1:1.
+		{"[\n  {\"id\": \"a\"", "r.json:2:13: $: the file ends before the JSON does"},
+		{`{"plugins": [`, "r.json:1:14: $: the file ends before the JSON does"},
 	} {
 		_, diags := Validate("r.json", []byte(tc.src), Options{})
 		if len(diags) == 0 || !strings.Contains(diags[0].String(), tc.want) {
@@ -123,4 +126,31 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A registry entry is for every student: an endpoint on the author's own
+// machine (loopback or a private address) would make each student's app
+// call a server on their own device or network. It is flagged.
+func TestValidateLocalEndpoint(t *testing.T) {
+	entry := func(endpoint string) []byte {
+		return []byte(`[{"id":"my-plugin","name":"我的插件","description":"一句话说明它做什么。","author":"someone",
+"source":"https://github.com/someone/my-plugin","kind":"remote","endpoint":"` + endpoint + `","auth":"none",
+"requires":["network"],"scopes":[],"tags":[]}]`)
+	}
+	for _, tc := range []struct{ endpoint, want string }{
+		{"https://my-plugin.example.com/mcp", ""},
+		{"http://127.0.0.1:8080/mcp", "reaches each student’s own machine"},
+		{"http://localhost/mcp", "reaches each student’s own machine"},
+		{"https://192.168.1.10/mcp", "reaches each student’s own machine"},
+		{"https://[::1]/mcp", "reaches each student’s own machine"},
+	} {
+		_, diags := Validate("r.json", entry(tc.endpoint), Options{})
+		var got []string
+		for _, d := range diags {
+			got = append(got, d.String())
+		}
+		if tc.want == "" && len(diags) != 0 || tc.want != "" && (len(diags) != 1 || !strings.Contains(got[0], tc.want) || !diags[0].Warning) {
+			t.Errorf("%s: %q, want one warning with %q", tc.endpoint, got, tc.want)
+		}
+	}
 }

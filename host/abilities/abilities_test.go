@@ -148,6 +148,13 @@ func TestOTPVectors(t *testing.T) {
 		{in: "JBSWY3DP1", err: "otp secret: character '1' at 9 is not Base32 (A–Z, 2–7)"},
 		{in: "JBSW", err: "otp secret: 20 bits, want at least 80"},
 		{in: "  ", err: "otp secret: empty"},
+		// The codes are SHA-1, 6 digits, 30 s: a URI asking for others would get wrong codes.
+		{in: "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&algorithm=SHA512", err: `otp secret: the URI asks for algorithm "SHA512"; the IAAA authenticator's codes are SHA1, 6 digits, every 30 s`},
+		{in: "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=8", err: `otp secret: the URI asks for digits "8"; the IAAA authenticator's codes are SHA1, 6 digits, every 30 s`},
+		{in: "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&period=99999999999", err: `otp secret: the URI asks for period "99999999999"; the IAAA authenticator's codes are SHA1, 6 digits, every 30 s`},
+		{in: "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&algorithm=sha1&digits=6&period=30", want: "JBSWY3DPEHPK3PXP"},
+		// A URI that does not parse is not echoed: it holds the secret.
+		{in: "otpauth://totp/%zz?secret=JBSWY3DPEHPK3PXP", err: `otp secret: bad otpauth URI: invalid URL escape "%zz"`},
 	} {
 		got, err := NormalizeSecret(tc.in)
 		if tc.err != "" {

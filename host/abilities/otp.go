@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -45,10 +46,27 @@ func NormalizeSecret(in string) (string, error) {
 	if strings.HasPrefix(strings.ToLower(in), "otpauth://") {
 		k, err := otp.NewKeyFromURL(in)
 		if err != nil {
-			return "", fmt.Errorf("otp secret: bad otpauth URI: %w", err)
+			// Not the parser's own text: it quotes the URI, and the URI holds the secret.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return "", fmt.Errorf("otp secret: bad otpauth URI: %v", err)
 		}
 		if k.Type() != "totp" {
 			return "", fmt.Errorf("otp secret: the URI is %s, not totp", k.Type())
+		}
+		// The codes are made with totpOpts; a URI asking for other parameters
+		// would get codes the server never accepts.
+		u, err := url.Parse(in) // parsed above already
+		if err != nil {
+			return "", errors.New("otp secret: bad otpauth URI")
+		}
+		q := u.Query()
+		for _, p := range []struct{ name, want string }{{"algorithm", "SHA1"}, {"digits", "6"}, {"period", "30"}} {
+			if v := q.Get(p.name); v != "" && !strings.EqualFold(v, p.want) {
+				return "", fmt.Errorf("otp secret: the URI asks for %s %q; the IAAA authenticator's codes are SHA1, 6 digits, every 30 s", p.name, v)
+			}
 		}
 		in = k.Secret()
 		if in == "" {

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -50,7 +51,8 @@ func Of(h *host.Host, id string) *Compiled {
 	return c
 }
 
-// RunCommand runs the slash command name of the built-in id as the user
+// RunCommand runs the slash command name (or one of its aliases, in either
+// language) of the built-in id as the user
 // with input (what follows the command) in the viewer's locale l. A Run
 // command's text is returned as shown, never for the model (shown true);
 // a Prompt command returns its prompt in l with {{input}} replaced, to be
@@ -62,14 +64,15 @@ func RunCommand(ctx context.Context, h *host.Host, id, name, input string, l i18
 		return "", false, &host.NotFound{What: fmt.Sprintf("no built-in plugin %q", id)}
 	}
 	for _, cmd := range c.Def.Commands {
-		if cmd.Name != name {
+		if cmd.Name != name && !slices.Contains(cmd.Aliases, name) && !slices.Contains(c.Def.I18n.En.Commands[cmd.Name].Aliases, name) {
 			continue
 		}
+		name := cmd.Name
 		switch {
 		case cmd.Run != nil:
 			cx := newContext(ctx, h, id, host.ActorUser, "", nil)
 			cx.Locale = l.Or()
-			s, err := cmd.Run(cx, input)
+			s, err := runCommand(cmd.Run, cx, input)
 			return s, true, err
 		case cmd.Prompt != "":
 			p := cmd.Prompt
@@ -82,6 +85,17 @@ func RunCommand(ctx context.Context, h *host.Host, id, name, input string, l i18
 		}
 	}
 	return "", false, &host.NotFound{What: fmt.Sprintf("plugin %s has no command %q", id, name)}
+}
+
+// runCommand runs a Run command, turning a panic into an error naming the
+// plugin and command.
+func runCommand(run func(*Context, string) (string, error), cx *Context, input string) (s string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = "", fmt.Errorf("builtin %s: command failed: %v", cx.Plugin, r)
+		}
+	}()
+	return run(cx, input)
 }
 
 func replaceInput(p, input string) string { return strings.ReplaceAll(p, "{{input}}", input) }

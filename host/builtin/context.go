@@ -109,6 +109,25 @@ func (c *Context) toolName() string {
 	return c.call.Tool.Name
 }
 
+// MarkUntrusted marks this call's result as third-party data (seed 003
+// "工具与 schema": untrusted), for a tool whose result carries text of
+// someone other than the user on this call only: the host marks it and
+// taints the agent's turn, as for a tool declared Untrusted.
+func (c *Context) MarkUntrusted() {
+	if c.call != nil {
+		c.call.Untrusted = true
+	}
+}
+
+// textBy marks the result untrusted when it carries text that plugin
+// wrote and plugin is not a built-in (a document's to-do or course is
+// its text, which may come from any web page); "" is the user's own.
+func (c *Context) textBy(plugin string) {
+	if plugin != "" && (c.Host == nil || c.Host.Builtin(plugin) == nil) {
+		c.MarkUntrusted()
+	}
+}
+
 // Campus returns the client that signs campus requests with the user's
 // session (ctx.services.campus in the seed), nil when the host has none.
 // The plugin's Campus declaration lists the services it may reach.

@@ -197,14 +197,15 @@ func decodeInto(x any, dst reflect.Value, path string) error {
 		return nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		f, ok := x.(float64)
-		if !ok || f != math.Trunc(f) || dst.OverflowInt(int64(f)) {
+		// int64(f) of a float outside int64's range is undefined (it wraps): check the range first.
+		if !ok || f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 || dst.OverflowInt(int64(f)) {
 			return mismatch(path, "an integer", x)
 		}
 		dst.SetInt(int64(f))
 		return nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		f, ok := x.(float64)
-		if !ok || f < 0 || f != math.Trunc(f) || dst.OverflowUint(uint64(f)) {
+		if !ok || f < 0 || f != math.Trunc(f) || f >= 1<<64 || dst.OverflowUint(uint64(f)) {
 			return mismatch(path, "a whole number", x)
 		}
 		dst.SetUint(uint64(f))

@@ -94,7 +94,9 @@ func TestDecodeLikeJSON(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("\n got %+v\nwant %+v", got, want)
 	}
-	for _, bad := range []string{`{"i":1.5}`, `{"u":-1}`, `{"s":3}`, `{"l":"a"}`, `{"in":[]}`, `{"bool":"yes"}`} {
+	for _, bad := range []string{`{"i":1.5}`, `{"u":-1}`, `{"s":3}`, `{"l":"a"}`, `{"in":[]}`, `{"bool":"yes"}`,
+		// Out of range: int64(1e300) is not an int64, and 2^64 wraps a uint64.
+		`{"i":1e300}`, `{"i":-1e300}`, `{"i":9223372036854775808}`, `{"u":1e300}`, `{"u":18446744073709551616}`} {
 		x, _ := expr.FromJSON([]byte(bad))
 		var v convAll
 		if err := decodeInto(x, reflect.ValueOf(&v).Elem(), "input"); err == nil {

@@ -135,7 +135,8 @@ func focusStop(c *Context, _ Empty) (FocusStopped, error) {
 	if r == nil {
 		return FocusStopped{Stopped: false, Reason: "nothing running"}, nil
 	}
-	now := c.Now.UnixMilli()
+	// A clock set back while it ran ends the session where it began.
+	now := max(c.Now.UnixMilli(), r.StartedAt)
 	r.EndedAt = &now
 	mins := int((now - r.StartedAt + 30_000) / 60_000)
 	if err := saveSessions(c, list); err != nil {

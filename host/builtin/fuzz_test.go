@@ -1,9 +1,13 @@
 package builtin
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/lang/expr"
 )
 
 func FuzzParseLocalTime(f *testing.F) {
@@ -54,5 +58,35 @@ func FuzzHarnessTag(f *testing.F) {
 		typ := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeFor[string](),
 			Tag: reflect.StructTag(`json:"f" harness:"` + tag + `"`)}})
 		_, _ = FieldsOf(typ)
+	})
+}
+
+// FuzzBuiltinCall sends any JSON input to every built-in tool through
+// Host.Call as the user: each call answers or fails with an error, and no
+// tool function panics (a recovered panic says "internal error").
+func FuzzBuiltinCall(f *testing.F) {
+	e := newEnv(f)
+	var tools [][2]string
+	for _, c := range All() {
+		for _, t := range c.Plugin.Tools {
+			tools = append(tools, [2]string{c.Plugin.Manifest.ID, t.Name})
+		}
+	}
+	for i, in := range []string{`{}`, `{"label":"高数"}`, `{"text":"a","daily":"09:00","everyDays":3,"times":16}`,
+		`{"text":"a","at":"2026-10-22 08:00"}`, `{"id":1}`, `{"id":1e300}`, `{"title":"x","due":"2026-10-22"}`,
+		`{"weekday":3,"periods":"3-4","name":"高数"}`, `{"start":"2026-09-07"}`, `{"uri":"otpauth://totp/a?secret=JBSWY3DPEHPK3PXP"}`,
+		`{"x":null}`, `[]`, `"s"`, `null`, `{"text":"\u0000"}`} {
+		f.Add(uint8(i), in)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, input string) {
+		in, err := expr.FromJSON([]byte(input))
+		if err != nil {
+			return
+		}
+		tl := tools[int(which)%len(tools)]
+		_, err = e.h.Call(context.Background(), host.CallRequest{Actor: host.ActorUser, Plugin: tl[0], Tool: tl[1], Input: in})
+		if err != nil && strings.Contains(err.Error(), "internal error") {
+			t.Fatalf("%s.%s %s: %v", tl[0], tl[1], input, err)
+		}
 	})
 }

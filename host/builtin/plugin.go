@@ -483,6 +483,11 @@ func RunContext(ctx context.Context, h *host.Host, c *Compiled, query string) (s
 	ch := make(chan answer, 1)
 	cx := newContext(ctx, h, c.Def.ID, host.ActorAgent, "", nil)
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- answer{"", fmt.Errorf("builtin %s: context failed: %v", c.Def.ID, r)}
+			}
+		}()
 		s, err := c.Def.Context(cx, query)
 		ch <- answer{s, err}
 	}()

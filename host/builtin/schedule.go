@@ -32,7 +32,7 @@ var hhmmRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 // many times.
 type RemindInput struct {
 	Text      string `json:"text" jsonschema:"what to remind the user of, in their words" harness:"min=1,max=100,trim"`
-	At        string `json:"at,omitempty" jsonschema:"once, at YYYY-MM-DD HH:mm (Beijing time)" harness:"trim"`
+	At        string `json:"at,omitempty" jsonschema:"once, at YYYY-MM-DD HH:mm (Beijing time)" harness:"max=40,trim"`
 	Daily     string `json:"daily,omitempty" jsonschema:"repeating, at HH:mm (Beijing time) every day or every everyDays days" harness:"pattern=^([01][0-9]|2[0-3]):[0-5][0-9]$"`
 	EveryDays int    `json:"everyDays,omitempty" jsonschema:"with daily: every this many days, counted from the first time" harness:"min=1,max=365"`
 	Times     int    `json:"times,omitempty" jsonschema:"with daily: stop after this many reminders" harness:"min=1,max=1000"`

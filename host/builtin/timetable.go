@@ -220,6 +220,7 @@ func timetableToday(c *Context, in TimetableDayInput) (TimetableDay, error) {
 			continue
 		}
 		out.Courses = append(out.Courses, co)
+		c.textBy(co.Source)
 		if !isToday {
 			continue
 		}
@@ -283,6 +284,7 @@ func timetableWeek(c *Context, in TimetableWeekInput) (TimetableWeek, error) {
 		for _, co := range all {
 			if co.Weekday == wd && inWeek(co, week) {
 				d.Courses = append(d.Courses, co)
+				c.textBy(co.Source)
 			}
 		}
 		out.Days = append(out.Days, d)
@@ -295,7 +297,7 @@ type TimetableAddInput struct {
 	ID       string `json:"id,omitempty" jsonschema:"an existing course's id to replace it; absent for a new course" harness:"pattern=^[A-Za-z0-9_.:-]{1,64}$"`
 	Title    string `json:"title" jsonschema:"the course name" harness:"min=1,max=100,trim"`
 	Weekday  int    `json:"weekday" jsonschema:"1 = Monday … 7 = Sunday" harness:"min=1,max=7"`
-	Periods  string `json:"periods,omitempty" jsonschema:"the class periods, e.g. \"3-4\" (1 = 08:00–08:50 … 12 = 20:40–21:30)"`
+	Periods  string `json:"periods,omitempty" jsonschema:"the class periods, e.g. \"3-4\" (1 = 08:00–08:50 … 12 = 20:40–21:30)" harness:"max=16"`
 	Start    string `json:"start,omitempty" jsonschema:"start time HH:mm when not given as periods" harness:"pattern=^([01][0-9]|2[0-3]):[0-5][0-9]$"`
 	End      string `json:"end,omitempty" jsonschema:"end time HH:mm when not given as periods" harness:"pattern=^([01][0-9]|2[0-3]):[0-5][0-9]$"`
 	Location string `json:"location,omitempty" jsonschema:"the room, e.g. 理教 107" harness:"max=200,trim"`

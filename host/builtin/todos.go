@@ -48,7 +48,7 @@ type TodosListInput struct {
 type TodosAddInput struct {
 	Title string `json:"title" jsonschema:"what to do, short, in the user's words" harness:"min=1,max=200,trim"`
 	Notes string `json:"notes,omitempty" jsonschema:"details, optional" harness:"max=2000"`
-	Due   string `json:"due,omitempty" jsonschema:"when it is due, Beijing time: YYYY-MM-DD HH:mm, or YYYY-MM-DD for the end of that day" harness:"trim"`
+	Due   string `json:"due,omitempty" jsonschema:"when it is due, Beijing time: YYYY-MM-DD HH:mm, or YYYY-MM-DD for the end of that day" harness:"max=40,trim"`
 }
 
 // TodosUpdateInput is todos.update's input.
@@ -56,7 +56,7 @@ type TodosUpdateInput struct {
 	ID    int64   `json:"id" jsonschema:"the to-do's id (from todos__list)" harness:"min=1"`
 	Title *string `json:"title,omitempty" jsonschema:"a new title" harness:"min=1,max=200,trim"`
 	Notes *string `json:"notes,omitempty" jsonschema:"new notes" harness:"max=2000"`
-	Due   *string `json:"due,omitempty" jsonschema:"a new due time (YYYY-MM-DD HH:mm or YYYY-MM-DD, Beijing time), or an empty string to clear it"`
+	Due   *string `json:"due,omitempty" jsonschema:"a new due time (YYYY-MM-DD HH:mm or YYYY-MM-DD, Beijing time), or an empty string to clear it" harness:"max=40"`
 }
 
 // TodosDoneInput is todos.done's input.
@@ -95,6 +95,9 @@ func todosList(c *Context, in TodosListInput) (TodoList, error) {
 	err := c.Ability("todos.list", args, &out)
 	if out.Items == nil {
 		out.Items = []Todo{}
+	}
+	for _, t := range out.Items {
+		c.textBy(t.Source)
 	}
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host/builtin"
+	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/mcpx"
 	"github.com/pkuinfo/harness/plugin"
@@ -96,7 +97,7 @@ func registryValidate(env *Env) int {
 		for _, d := range diags {
 			fmt.Fprintln(env.Stdout, d.String())
 		}
-		fmt.Fprintf(env.Stdout, "%s: %d entries, %s, %s\n", args[0], len(entries), count(errs, "error"), count(warns, "warning"))
+		fmt.Fprintf(env.Stdout, "%s: %s, %s, %s\n", args[0], i18n.Plural(len(entries), "entry", "entries"), count(errs, "error"), count(warns, "warning"))
 	}
 	if errs > 0 {
 		return ExitFail
