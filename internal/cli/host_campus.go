@@ -113,6 +113,22 @@ func newCampusClient(db *store.DB) (*campus.Client, error) {
 	return &campus.Client{Sessions: sg.Sessions, Bases: sg.Bases, Renew: sg.Renew}, nil
 }
 
+// openSigner opens the data directory of --data and the campus signer on it for the sign-in
+// commands; on failure it says why on stderr, prefixed by name, and ok is false.
+func openSigner(ctx context.Context, env *Env, name string, hf *hostFlags) (db *store.DB, sg *campus.Signer, ok bool) {
+	db, err := openStoreFlags(ctx, hf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return nil, nil, false
+	}
+	if sg, err = newSigner(db); err != nil {
+		db.Close()
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return nil, nil, false
+	}
+	return db, sg, true
+}
+
 // openStoreFlags opens the data directory of --data (or the default) without
 // a Host: the campus and otp commands need only the database.
 func openStoreFlags(ctx context.Context, f *hostFlags) (*store.DB, error) {
@@ -214,17 +230,11 @@ func campusLoginCmd(env *Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	db, err := openStoreFlags(ctx, hf)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+	db, sg, ok := openSigner(ctx, env, name, hf)
+	if !ok {
 		return ExitFail
 	}
 	defer db.Close()
-	sg, err := newSigner(db)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
-		return ExitFail
-	}
 	p := newPrompter(env)
 	opt := campus.SignInOptions{OTPCode: *otpCode, SMS: func(ctx context.Context, service, msg string) (string, error) {
 		return p.line(msg + "\nSMS code / 短信验证码: ")
@@ -546,17 +556,11 @@ func campusBindCmd(env *Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	db, err := openStoreFlags(ctx, hf)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+	db, sg, ok := openSigner(ctx, env, name, hf)
+	if !ok {
 		return ExitFail
 	}
 	defer db.Close()
-	sg, err := newSigner(db)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
-		return ExitFail
-	}
 	iaaa := &campus.IAAA{Base: sg.Base("iaaa")}
 	p := newPrompter(env)
 	sms := *code
