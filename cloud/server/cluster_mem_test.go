@@ -124,6 +124,9 @@ func TestExtendEventLost(t *testing.T) {
 	}
 	defer v.Leave()
 	waitEvent(t, v.Events(), client.EventConnected)
+	// The viewer's presence reaches node a over the bus before the owner sends to it.
+	for ev := waitEvent(t, ch.Events(), client.EventPeer); !ev.Online; ev = waitEvent(t, ch.Events(), client.EventPeer) {
+	}
 	if _, err := ch.Extend(ctx, 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
