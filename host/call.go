@@ -260,7 +260,7 @@ func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *pl
 		input = expr.NewObject(0)
 	}
 	runStart := time.Now()
-	v, err := interp.Run(ctx, p, t.Name, input, h.options())
+	v, err := h.runTool(ctx, req, p, t, input)
 	took := time.Since(runStart)
 	if err != nil {
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))

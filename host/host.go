@@ -28,6 +28,9 @@ type Host struct {
 	loadLimit time.Duration // how long reading one plugin source may take (LoadTimeout)
 	remotes   Remotes       // nil: no remote plugins
 
+	builtinList []*Builtin          // WithBuiltins, in order
+	builtins    map[string]*Builtin // by id
+
 	// Statements on every call's path, parsed once.
 	stmtTool, stmtAudit *sql.Stmt
 
@@ -101,6 +104,9 @@ func New(db *store.DB, opts ...Option) (*Host, error) {
 	if h.stmtAudit, err = db.SQL.Prepare(`INSERT INTO audit (at, actor, plugin, tool, effect, outcome, error, duration_us)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
+	}
+	if err := h.registerBuiltins(); err != nil {
+		return nil, err
 	}
 	for _, x := range []any{h.abilities, h.campus} {
 		if b, ok := x.(HostBinder); ok {

@@ -94,21 +94,28 @@ func removedKey(id string) string { return "official-removed:" + id }
 // that are not installed, marked Official with their GitHub link as source
 // (issue 4 "Official plugins"). An official plugin the user removed stays
 // removed. When the bundled copy of an installed official plugin is a newer
-// version, it is offered as an update by the rules of Update. It returns
-// what it did, one outcome per document.
+// version, it is offered as an update by the rules of Update. The built-in
+// plugins (WithBuiltins) are installed first, the same way; a built-in
+// whose code changed with the app is made current at once. It returns what
+// it did, one outcome per plugin.
 func (h *Host) InstallOfficial(ctx context.Context) ([]*UpdateOutcome, error) {
+	built, err := h.installBuiltins(ctx)
+	if err != nil {
+		return built, err
+	}
 	// Parsing six documents on every start costs more than hashing their
 	// bytes: skip everything when the bundle is the one handled last time.
 	digest, err := bundleDigest()
 	if err != nil {
-		return nil, err
+		return built, err
 	}
 	var seen string
 	err = h.db.SQL.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'official-bundle'`).Scan(&seen)
 	if err == nil && seen == digest {
-		return nil, nil
+		return built, nil
 	}
 	out, err := h.installOfficial(ctx)
+	out = append(built, out...)
 	if err != nil {
 		return out, err
 	}

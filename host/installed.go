@@ -120,8 +120,9 @@ func nonNil(s []string) []string {
 type Installed struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// Kind is "" for a plugin the host runs, KindRemote for a remote one
-	// (no version, hash, updates or modes of its own here).
+	// Kind is "" for a PLUGIN.md document, KindBuiltin for a built-in
+	// plugin (Go in the app), KindRemote for a remote one (no version, hash,
+	// updates or modes of its own here).
 	Kind        string    `json:"kind,omitempty"`
 	Version     string    `json:"version"`
 	Hash        string    `json:"hash"`
@@ -247,6 +248,9 @@ func (h *Host) parsed(ctx context.Context, id string, seq int, hash string) (*pl
 	if p != nil {
 		return p, nil
 	}
+	if b := h.builtins[id]; b != nil {
+		return h.builtinParsed(b, hash)
+	}
 	files, err := h.files(ctx, h.db.SQL, id, seq)
 	if err != nil {
 		return nil, err
@@ -339,6 +343,9 @@ func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 		ID: id, Name: name, Problem: problem, Version: cur.version, Hash: cur.hash, Source: r.source,
 		Official: r.official, Enabled: r.enabled, AutoUpdate: r.autoUpdate,
 		InstalledAt: time.UnixMilli(r.installedAt).UTC(), Note: r.note, Declarations: cur.decl,
+	}
+	if h.builtins[id] != nil {
+		in.Kind = KindBuiltin
 	}
 	if r.checkedAt > 0 {
 		in.CheckedAt = time.UnixMilli(r.checkedAt).UTC()

@@ -139,6 +139,8 @@ func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 	case strings.TrimSpace(src) == "":
 		// Not the current folder: an empty argument is a mistake, not a request.
 		return nil, &Unreadable{Source: `""`, Err: errors.New("no source: give an install link, a folder or official:NAME")}
+	case strings.HasPrefix(src, BuiltinSource):
+		return h.loadBuiltin(src)
 	case strings.HasPrefix(src, OfficialSource):
 		name := strings.TrimPrefix(src, OfficialSource)
 		p, diags, err = loadBundled(ctx, name)

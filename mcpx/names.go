@@ -1,15 +1,15 @@
 package mcpx
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"regexp"
 	"strings"
+
+	"github.com/pkuinfo/harness/host"
 )
 
 // ModelNameMax is the longest tool name the common model-provider rule
-// ^[A-Za-z0-9_-]{1,64}$ allows (issue 5).
-const ModelNameMax = 64
+// ^[A-Za-z0-9_-]{1,64}$ allows (issue 5): host.ModelNameMax.
+const ModelNameMax = host.ModelNameMax
 
 // modelNameRe is the model-provider rule for tool names.
 var modelNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -18,27 +18,9 @@ var modelNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func ValidModelName(name string) bool { return modelNameRe.MatchString(name) }
 
 // ModelName returns the name a model sees for a plugin's tool: "<id>__<tool>"
-// (seed 004 "The instructions"), made to satisfy ^[A-Za-z0-9_-]{1,64}$ by a
-// stable rule:
-//
-//  1. every character outside [A-Za-z0-9_-] becomes "_";
-//  2. a name of at most 64 characters is kept as it is;
-//  3. a longer name is cut to its first 55 characters, followed by "_" and
-//     the first 8 hex digits of the SHA-256 of the full name from step 1
-//     (55 + 1 + 8 = 64).
-//
-// Plugin ids (≤ 41) and tool names (≤ 40, SPEC-DECISIONS §7) are ASCII, so
-// step 1 only matters for remote tools; the hash in step 3 keeps two long
-// names with the same first 55 characters apart. Callers still check the
-// whole list for duplicates (Server does, and drops the later one).
-func ModelName(pluginID, tool string) string {
-	full := sanitize(pluginID+"__"+tool, "-")
-	if len(full) <= ModelNameMax {
-		return full
-	}
-	sum := sha256.Sum256([]byte(full))
-	return full[:55] + "_" + hex.EncodeToString(sum[:])[:8]
-}
+// made to satisfy ^[A-Za-z0-9_-]{1,64}$; it is host.ModelName, the one
+// rule the MCP server and the assistant share.
+func ModelName(pluginID, tool string) string { return host.ModelName(pluginID, tool) }
 
 // sanitize replaces every byte outside [A-Za-z0-9_] and the extra
 // characters in keep with "_". A multi-byte character becomes one "_".

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"github.com/pkuinfo/harness/i18n"
 	"net/url"
 	"regexp"
 	"strings"
@@ -1363,6 +1364,40 @@ func (v *validator) i18n() {
 	}
 	if n := runes(en.Description); en.Description != "" && (n < MinDescription || n > MaxDescription) {
 		v.merr("i18n.en.description", "i18n.en.description has %s; it must have %d to %d", characters(n), MinDescription, MaxDescription)
+	}
+	v.copyRules(en)
+}
+
+// copyRules warns about English text of i18n.en that breaks the English
+// copy rules (seed 003 "英文文案规范", i18n.CheckEnglish). Instructions are
+// for the model and are not checked.
+func (v *validator) copyRules(en *Locale) {
+	check := func(path, text string) {
+		for _, p := range i18n.CheckEnglish(text) {
+			v.mwarn(path, "%s: %s", path, p)
+		}
+	}
+	check("i18n.en.name", en.Name)
+	check("i18n.en.description", en.Description)
+	for _, t := range en.Tools {
+		check("i18n.en.tools."+t.Name+".title", t.Title)
+		check("i18n.en.tools."+t.Name+".summary", t.Summary)
+	}
+	for what, list := range map[string][]*UIText{"widgets": en.Widgets, "screens": en.Screens, "settings": en.Settings, "dataSources": en.DataSources} {
+		for _, u := range list {
+			base := "i18n.en." + what + "." + u.Name
+			check(base+".title", u.Title)
+			check(base+".description", u.Description)
+			check(base+".subtitle", u.Subtitle)
+		}
+	}
+	for _, c := range en.Commands {
+		base := "i18n.en.commands." + c.Name
+		check(base+".description", c.Description)
+		check(base+".argHint", c.ArgHint)
+		for _, a := range c.Aliases {
+			check(base+".aliases", a)
+		}
 	}
 }
 

@@ -38,6 +38,9 @@ CREATE TABLE schedule_runs (
 	error       TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule, id);`})
+	store.Register(store.Migration{Version: 105, Name: "schedules every N days and a repeat count", SQL: `
+ALTER TABLE schedules ADD COLUMN every_days INTEGER; -- with daily: every this many days (NULL = 1)
+ALTER TABLE schedules ADD COLUMN remaining INTEGER;  -- runs left, NULL when unbounded`})
 }
 
 // Limits of the scheduler group.
@@ -76,17 +79,24 @@ func (sc *Scheduler) SetRunner(r Runner) { sc.runner = r }
 // Schedule is one stored schedule. Exactly one of At, Every and Daily is
 // set.
 type Schedule struct {
-	ID      int64
-	Plugin  string
-	Tool    string
-	Title   string
-	Input   any           // an expr value
-	At      int64         // Unix ms, 0 when not a one-off
-	Every   time.Duration // 0 when not repeating
-	Daily   string        // "HH:mm" Beijing time, "" when not daily
-	Enabled bool
-	NextRun int64 // Unix ms, 0 when nothing is due any more
-	Created int64
+	ID     int64
+	Plugin string
+	Tool   string
+	Title  string
+	Input  any           // an expr value
+	At     int64         // Unix ms, 0 when not a one-off
+	Every  time.Duration // 0 when not repeating
+	Daily  string        // "HH:mm" Beijing time, "" when not daily
+	// EveryDays, with Daily, repeats every this many days (0 or 1: daily),
+	// counted from the first run.
+	EveryDays int
+	// Remaining is how many runs are left, -1 when unbounded (the seed's
+	// "every 3 days at 09:00, 16 times" starts at 16). The run that takes
+	// it to 0 is the last; then the schedule is disabled.
+	Remaining int
+	Enabled   bool
+	NextRun   int64 // Unix ms, 0 when nothing is due any more
+	Created   int64
 }
 
 // Run is one kept run of a schedule: { at, ok, result, error, durationMs }
@@ -115,7 +125,16 @@ func nullIfEmpty(s string) any {
 }
 
 // next returns the schedule's next run after now, or 0 when it has none.
+// An every-N-days schedule that has run steps N days from the run just
+// made (skipping slots missed while the host was off).
 func (s *Schedule) next(now time.Time) int64 {
+	if s.Daily != "" && s.EveryDays > 1 && s.NextRun != 0 {
+		t := time.UnixMilli(s.NextRun).In(beijing)
+		for !t.After(now) {
+			t = t.AddDate(0, 0, s.EveryDays)
+		}
+		return t.UnixMilli()
+	}
 	switch {
 	case s.At != 0:
 		if s.At > now.UnixMilli() {
@@ -147,9 +166,15 @@ func (sc *Scheduler) value(ctx context.Context, s *Schedule) (any, error) {
 	default:
 		daily = s.Daily
 	}
-	var next any
+	var next, everyDays, remaining any
 	if s.NextRun != 0 {
 		next = float64(s.NextRun)
+	}
+	if s.Daily != "" && s.EveryDays > 1 {
+		everyDays = float64(s.EveryDays)
+	}
+	if s.Remaining >= 0 {
+		remaining = float64(s.Remaining)
 	}
 	runs, err := sc.Runs(ctx, s.ID, 1)
 	if err != nil {
@@ -160,18 +185,23 @@ func (sc *Scheduler) value(ctx context.Context, s *Schedule) (any, error) {
 		last = runs[0].value()
 	}
 	return obj("id", float64(s.ID), "tool", s.Tool, "title", s.Title, "input", s.Input,
-		"at", at, "every", every, "daily", daily, "enabled", s.Enabled, "nextRun", next, "lastRun", last), nil
+		"at", at, "every", every, "daily", daily, "everyDays", everyDays, "remaining", remaining,
+		"enabled", s.Enabled, "nextRun", next, "lastRun", last), nil
 }
 
-const schedCols = `id, plugin, tool, title, input, at, every_s, daily, enabled, next_run, created_at`
+const schedCols = `id, plugin, tool, title, input, at, every_s, daily, enabled, next_run, created_at, every_days, remaining`
 
 func scanSchedule(scan func(...any) error) (*Schedule, error) {
 	var s Schedule
 	var input string
-	var at, every, next sql.NullInt64
+	var at, every, next, everyDays, remaining sql.NullInt64
 	var daily sql.NullString
-	if err := scan(&s.ID, &s.Plugin, &s.Tool, &s.Title, &input, &at, &every, &daily, &s.Enabled, &next, &s.Created); err != nil {
+	if err := scan(&s.ID, &s.Plugin, &s.Tool, &s.Title, &input, &at, &every, &daily, &s.Enabled, &next, &s.Created, &everyDays, &remaining); err != nil {
 		return nil, err
+	}
+	s.EveryDays, s.Remaining = int(everyDays.Int64), -1
+	if remaining.Valid {
+		s.Remaining = int(remaining.Int64)
 	}
 	v, err := expr.FromJSON([]byte(input))
 	if err != nil {
@@ -264,12 +294,19 @@ func (sc *Scheduler) RunDue(ctx context.Context) ([]*Run, error) {
 	var runs []*Run
 	for _, s := range due {
 		next := s.next(now)
+		remaining := s.Remaining
+		if remaining > 0 {
+			remaining--
+			if remaining == 0 {
+				next = 0 // this run is the last
+			}
+		}
 		var nextArg any
 		if next != 0 {
 			nextArg = next
 		}
-		res, err := sc.set.db.SQL.ExecContext(ctx, `UPDATE schedules SET next_run = ?, enabled = ? WHERE id = ? AND next_run = ? AND enabled = 1`,
-			nextArg, next != 0, s.ID, s.NextRun)
+		res, err := sc.set.db.SQL.ExecContext(ctx, `UPDATE schedules SET next_run = ?, enabled = ?, remaining = ? WHERE id = ? AND next_run = ? AND enabled = 1`,
+			nextArg, next != 0, nullCount(remaining), s.ID, s.NextRun)
 		if err != nil {
 			return runs, fmt.Errorf("scheduler: claim %d: %w", s.ID, err)
 		}
@@ -305,7 +342,14 @@ func (sc *Scheduler) RunDue(ctx context.Context) ([]*Run, error) {
 	return runs, nil
 }
 
-// timing reads at | every | daily into s; exactly one must be given.
+// Bounds of everyDays and times.
+const (
+	MaxEveryDays = 365
+	MaxTimes     = 1000
+)
+
+// timing reads at | every | daily (with everyDays?) and times? into s;
+// exactly one of at, every and daily must be given.
 func timing(c *call, s *Schedule, now time.Time, required bool) error {
 	n := 0
 	for _, k := range []string{"at", "every", "daily"} {
@@ -314,7 +358,13 @@ func timing(c *call, s *Schedule, now time.Time, required bool) error {
 		}
 	}
 	if n == 0 && !required {
+		if c.args.has("everyDays") || c.args.has("times") {
+			return errors.New("everyDays and times go with a new daily (or every) time: give it again")
+		}
 		return nil
+	}
+	if err := repeat(c, s); err != nil {
+		return err
 	}
 	if n != 1 {
 		return errors.New("give exactly one of at (Unix ms), every (a duration of at least 15m) and daily (HH:mm, Beijing time)")
@@ -349,19 +399,55 @@ func timing(c *call, s *Schedule, now time.Time, required bool) error {
 		}
 		s.Daily = d
 	}
+	if s.EveryDays > 1 && s.Daily == "" {
+		return errors.New("everyDays goes with daily (HH:mm): every N days at that time")
+	}
+	if s.Remaining >= 0 && s.At != 0 {
+		return errors.New("times goes with every or daily; a one-off (at) runs once")
+	}
 	return nil
 }
 
-// create is scheduler.create { tool, input?, title?, at | every | daily }
-// (write): a schedule that runs one of the plugin's own tools, as the
-// scheduler actor, at its times. Result: the schedule { id, tool, title,
-// input, at, every (seconds), daily, enabled, nextRun, lastRun }.
+// repeat reads everyDays (1–365) and times (1–1000) into s.
+func repeat(c *call, s *Schedule) error {
+	s.EveryDays, s.Remaining = 0, -1
+	if c.args.has("everyDays") {
+		n, _, err := c.args.integer("everyDays", 1, MaxEveryDays)
+		if err != nil {
+			return err
+		}
+		s.EveryDays = int(n)
+	}
+	if c.args.has("times") {
+		n, _, err := c.args.integer("times", 1, MaxTimes)
+		if err != nil {
+			return err
+		}
+		s.Remaining = int(n)
+	}
+	return nil
+}
+
+func nullCount(n int) any {
+	if n < 0 {
+		return nil
+	}
+	return n
+}
+
+// create is scheduler.create { tool, input?, title?, at | every | daily,
+// everyDays?, times? } (write): a schedule that runs one of the plugin's
+// own tools, as the scheduler actor, at its times: once at a Unix ms,
+// every duration, or daily at HH:mm (Beijing time), with everyDays every
+// N days at that time, and times the number of runs after which it stops.
+// Result: the schedule { id, tool, title, input, at, every (seconds),
+// daily, everyDays, remaining, enabled, nextRun, lastRun }.
 func (sc *Scheduler) create(ctx context.Context, c *call) (any, error) {
-	if err := c.args.only("tool", "input", "title", "at", "every", "daily"); err != nil {
+	if err := c.args.only("tool", "input", "title", "at", "every", "daily", "everyDays", "times"); err != nil {
 		return nil, err
 	}
 	now := sc.set.now()
-	s := &Schedule{Plugin: c.Plugin, Enabled: true, Created: now.UnixMilli()}
+	s := &Schedule{Plugin: c.Plugin, Enabled: true, Created: now.UnixMilli(), Remaining: -1}
 	var err error
 	if s.Tool, err = c.args.str("tool", true, 40); err != nil {
 		return nil, err
@@ -404,9 +490,10 @@ func (sc *Scheduler) create(ctx context.Context, c *call) (any, error) {
 		if n >= MaxSchedulesPerPlugin {
 			return fmt.Errorf("plugin %s already has %d schedules, the limit", c.Plugin, MaxSchedulesPerPlugin)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO schedules (plugin, tool, title, input, at, every_s, daily, enabled, next_run, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`, s.Plugin, s.Tool, s.Title, string(input),
-			nullInt(s.At), nullInt(int64(s.Every/time.Second)), nullStr(s.Daily), s.NextRun, s.Created)
+		res, err := tx.ExecContext(ctx, `INSERT INTO schedules (plugin, tool, title, input, at, every_s, daily, enabled, next_run, created_at, every_days, remaining)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`, s.Plugin, s.Tool, s.Title, string(input),
+			nullInt(s.At), nullInt(int64(s.Every/time.Second)), nullStr(s.Daily), s.NextRun, s.Created,
+			nullInt(int64(s.EveryDays)), nullCount(s.Remaining))
 		if err != nil {
 			return err
 		}
@@ -474,10 +561,10 @@ func (sc *Scheduler) list(ctx context.Context, c *call) (any, error) {
 }
 
 // update is scheduler.update { id, title?, input?, enabled?, at | every |
-// daily } (write): the changed schedule. A new time, or enabling it again,
-// computes the next run from now.
+// daily, everyDays?, times? } (write): the changed schedule. A new time,
+// or enabling it again, computes the next run from now.
 func (sc *Scheduler) update(ctx context.Context, c *call) (any, error) {
-	if err := c.args.only("id", "title", "input", "enabled", "at", "every", "daily"); err != nil {
+	if err := c.args.only("id", "title", "input", "enabled", "at", "every", "daily", "everyDays", "times"); err != nil {
 		return nil, err
 	}
 	s, err := sc.own(ctx, c)
@@ -513,8 +600,9 @@ func (sc *Scheduler) update(ctx context.Context, c *call) (any, error) {
 	if s.Enabled {
 		s.NextRun = s.next(now)
 	}
-	_, err = sc.set.db.SQL.ExecContext(ctx, `UPDATE schedules SET title = ?, input = ?, at = ?, every_s = ?, daily = ?, enabled = ?, next_run = ? WHERE id = ?`,
-		s.Title, string(input), nullInt(s.At), nullInt(int64(s.Every/time.Second)), nullStr(s.Daily), s.Enabled, nullInt(s.NextRun), s.ID)
+	_, err = sc.set.db.SQL.ExecContext(ctx, `UPDATE schedules SET title = ?, input = ?, at = ?, every_s = ?, daily = ?, enabled = ?, next_run = ?, every_days = ?, remaining = ? WHERE id = ?`,
+		s.Title, string(input), nullInt(s.At), nullInt(int64(s.Every/time.Second)), nullStr(s.Daily), s.Enabled, nullInt(s.NextRun),
+		nullInt(int64(s.EveryDays)), nullCount(s.Remaining), s.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func TestCommunityPluginOverHTTPS(t *testing.T) {
 
 	expect(run(0, "plugins", "rollback", "demo"), "demo: rolled back to 1.1.0\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
-	expect(run(0, "plugins", "list"), "demo             1.1.0    Community 演示\n")
+	expect(run(0, "plugins", "list"), "demo             1.1.0    Community document 演示\n")
 
 	// Without --ca the local server is not trusted (and not public): the check fails, nothing changes.
 	var out, errb bytes.Buffer

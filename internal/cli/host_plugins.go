@@ -257,9 +257,9 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			}
 			version := in.Version
 			if in.Kind == host.KindRemote {
-				version = host.KindRemote
+				version = "-"
 			}
-			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %s%s\n", in.ID, version, kind(in.Official), in.Name, state)
+			fmt.Fprintf(c.out(), "%-16s %-8s %-9s %-8s %s%s\n", in.ID, version, kind(in.Official), pluginKind(in.Kind), in.Name, state)
 		}
 		return nil
 	case "show":
@@ -339,6 +339,14 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// pluginKind names Installed.Kind for people: document, builtin or remote.
+func pluginKind(k string) string {
+	if k == "" {
+		return "document"
+	}
+	return k
 }
 
 func kind(official bool) string {

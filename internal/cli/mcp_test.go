@@ -92,7 +92,7 @@ func TestMCPSubprocess(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"plugins", "list"}, "mcp-demo-canteen remote   Community 演示食堂\n"},
+		{[]string{"plugins", "list"}, "mcp-demo-canteen -        Community remote   演示食堂\n"},
 		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  kind:        Community, remote\n"},
 		{[]string{"plugins", "show", "mcp-demo-canteen"}, "  modes:       read=auto write=ask money=ask public=ask\n  tools:\n    menu [read] untrusted\n    reserveSeat [write] untrusted\n"},
 		{[]string{"plugins", "update", "mcp-demo-canteen"}, "mcp-demo-canteen: up to date (remote)\n"},

@@ -40,6 +40,7 @@ func TestScript(t *testing.T) {
 			"campus-expire":  cmdCampusExpire,
 			"campus-set":     cmdCampusSet,
 			"campus-answers": cmdCampusAnswers,
+			"mockllm":        cmdMockLLM,
 		},
 		Setup: func(env *testscript.Env) error {
 			// Stand-ins for IAAA and every campus service (host/campus/campustest), which

@@ -1,0 +1,82 @@
+package builtins
+
+import (
+	"encoding/json"
+
+	"github.com/pkuinfo/harness/genui"
+	"github.com/pkuinfo/harness/host/builtin"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// UI is the ui built-in: a genui document shown inline in the chat (a
+// form whose button calls a tool as the user, a small table of results).
+var UI = &builtin.Plugin{
+	ID: "ui", Name: "界面", Description: "在对话里显示表单、卡片等界面。", Version: "1.0.0", Icon: "sparkles",
+	Instructions: "Use ui__render to show a form or a card in the chat: a genui screen document (see plugins__reference). A Button's action runs its tool as the user after they tap it; never assume it ran.",
+	I18n: builtin.I18n{En: builtin.EnText{Name: "UI", Description: "Show forms and cards in the chat.",
+		Tools: map[string]builtin.ToolText{"render": {Title: "Show in the chat"}}}},
+	Tools: []*builtin.Tool{
+		{Name: "render", Title: "在对话里显示", Effect: plugin.EffectRead, Run: builtin.Func(render),
+			Description: "Use to show the user a form or a card inline: document is a genui document with kind screen (Field, Button with action { tool, args, confirm }, Text, Stat, List …). The app draws it; a Button runs its tool as the user when tapped. Returns { shown: true, document } or the document's errors."},
+	},
+}
+
+// RenderInput is ui.render's input.
+type RenderInput struct {
+	Document map[string]any `json:"document" jsonschema:"the genui document (kind screen)"`
+}
+
+// Rendered is ui.render's result: the document the chat draws.
+type Rendered struct {
+	Shown    bool            `json:"shown"`
+	Document json.RawMessage `json:"document"`
+}
+
+func render(c *builtin.Context, in RenderInput) (Rendered, error) {
+	if in.Document == nil {
+		return Rendered{}, builtin.Errorf("document is required")
+	}
+	src, err := json.Marshal(in.Document)
+	if err != nil {
+		return Rendered{}, builtin.Errorf("document: %v", err)
+	}
+	// Tools named in actions run as the user through Host.Call when tapped; here
+	// the document is only checked for shape.
+	if diags := genui.Validate("document", src, genui.Context{Kind: "screen", Tools: actionTools(in.Document)}); hasErrors(diags) {
+		return Rendered{}, builtin.Errorf("the document has errors:\n%s", diagText(diags))
+	}
+	return Rendered{Shown: true, Document: src}, nil
+}
+
+// actionTools declares every tool the document's buttons name, with the
+// arguments they pass, so the check is of the document's shape; the tap
+// itself is checked by Host.Call.
+func actionTools(doc map[string]any) map[string]genui.Tool {
+	out := map[string]genui.Tool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if a, ok := x["action"].(map[string]any); ok {
+				if name, ok := a["tool"].(string); ok {
+					t := genui.Tool{Effect: "write"}
+					if args, ok := a["args"].(map[string]any); ok {
+						for k := range args {
+							t.Input = append(t.Input, k)
+						}
+					}
+					out[name] = t
+				}
+			}
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
+	return out
+}

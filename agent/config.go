@@ -1,0 +1,205 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config is which model the assistant talks to (issue 13 "Providers"):
+// an OpenAI-compatible base URL, a model name and an API key.
+type Config struct {
+	BaseURL string `json:"baseURL"`
+	Model   string `json:"model"`
+	// APIKey is kept in its own 0600 file, never in model.json, and never
+	// printed.
+	APIKey string `json:"-"`
+}
+
+// The files of the model configuration in the data directory.
+const (
+	ConfigFile = "model.json" // {"baseURL","model"}
+	KeyFile    = "model.key"  // the API key, mode 0600
+)
+
+// The environment variables that override the stored configuration
+// (SPEC-DECISIONS §11 "Model configuration").
+const (
+	EnvBaseURL = "OPENAI_BASE_URL"
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvModel   = "HARNESS_MODEL"
+)
+
+// Source says where each part of a loaded Config came from: "stored",
+// "env" or "" (not set).
+type Source struct {
+	BaseURL, Model, APIKey string
+}
+
+// LoadConfig reads the configuration `harness model set` stored in dir and
+// applies the environment variables over it (getenv is os.Getenv in the
+// CLI; tests pass their own). A missing file is no error; a malformed one
+// is, naming the file.
+func LoadConfig(dir string, getenv func(string) string) (Config, Source, error) {
+	var c Config
+	var src Source
+	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	switch {
+	case err == nil:
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return c, src, fmt.Errorf("%s: %v", filepath.Join(dir, ConfigFile), err)
+		}
+		if c.BaseURL != "" {
+			src.BaseURL = "stored"
+		}
+		if c.Model != "" {
+			src.Model = "stored"
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return c, src, err
+	}
+	k, err := os.ReadFile(filepath.Join(dir, KeyFile))
+	switch {
+	case err == nil:
+		c.APIKey = strings.TrimSpace(string(k))
+		if c.APIKey != "" {
+			src.APIKey = "stored"
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return c, src, err
+	}
+	if getenv != nil {
+		if v := getenv(EnvBaseURL); v != "" {
+			c.BaseURL, src.BaseURL = v, "env"
+		}
+		if v := getenv(EnvModel); v != "" {
+			c.Model, src.Model = v, "env"
+		}
+		if v := getenv(EnvAPIKey); v != "" {
+			c.APIKey, src.APIKey = v, "env"
+		}
+	}
+	return c, src, nil
+}
+
+// SaveConfig writes c to dir: base URL and model to model.json, the key,
+// when setKey, to model.key (0600; an empty key removes the file). It
+// checks the base URL first (http or https with a host) and writes
+// nothing when it is bad.
+func SaveConfig(dir string, c Config, setKey bool) error {
+	if err := CheckBaseURL(c.BaseURL); err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.Model) == "" {
+		return errors.New("--model: empty model name")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	if err := writeFile(filepath.Join(dir, ConfigFile), append(b, '\n')); err != nil {
+		return err
+	}
+	if !setKey {
+		return nil
+	}
+	kf := filepath.Join(dir, KeyFile)
+	if c.APIKey == "" {
+		if err := os.Remove(kf); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return writeFile(kf, []byte(c.APIKey+"\n"))
+}
+
+// writeFile replaces path with b, mode 0600, through a temporary file so
+// that a crash leaves the old file or the new one.
+func writeFile(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// CheckBaseURL says why u is not a usable base URL: it must be http or
+// https with a host, without user info, query or fragment.
+func CheckBaseURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("--base-url %q: want http(s)://HOST/PATH, e.g. https://api.deepseek.com/v1", u)
+	}
+	if p.User != nil || p.RawQuery != "" || p.Fragment != "" {
+		return fmt.Errorf("--base-url %q: no user info, query or fragment (give the key with --api-key-stdin)", u)
+	}
+	return nil
+}
+
+// Preset is a model service students here use: a base URL and a default
+// model (issue 13 "Presets").
+type Preset struct {
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	BaseURL string `json:"baseURL"`
+	Model   string `json:"model"`
+	// KeyURL is where to get an API key ("" for local servers).
+	KeyURL string `json:"keyURL,omitempty"`
+}
+
+// Presets are the services `harness model presets` lists, in that order.
+var Presets = []Preset{
+	{Name: "deepseek", Title: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", Model: "deepseek-chat", KeyURL: "https://platform.deepseek.com/api_keys"},
+	{Name: "qwen", Title: "Qwen (DashScope compatible mode)", BaseURL: "https://dashscope.aliyuncs.com/compatible-mode/v1", Model: "qwen-plus", KeyURL: "https://bailian.console.aliyun.com/?apiKey=1"},
+	{Name: "moonshot", Title: "Moonshot / Kimi", BaseURL: "https://api.moonshot.cn/v1", Model: "kimi-k2-0905-preview", KeyURL: "https://platform.moonshot.cn/console/api-keys"},
+	{Name: "zhipu", Title: "Zhipu GLM", BaseURL: "https://open.bigmodel.cn/api/paas/v4", Model: "glm-4.6", KeyURL: "https://open.bigmodel.cn/usercenter/apikeys"},
+	{Name: "siliconflow", Title: "SiliconFlow", BaseURL: "https://api.siliconflow.cn/v1", Model: "deepseek-ai/DeepSeek-V3", KeyURL: "https://cloud.siliconflow.cn/account/ak"},
+	{Name: "openai", Title: "OpenAI", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", KeyURL: "https://platform.openai.com/api-keys"},
+	{Name: "ollama", Title: "Ollama (local)", BaseURL: "http://127.0.0.1:11434/v1", Model: "qwen2.5:7b"},
+	{Name: "vllm", Title: "vLLM (local)", BaseURL: "http://127.0.0.1:8000/v1", Model: "Qwen/Qwen2.5-7B-Instruct"},
+	{Name: "mock", Title: "Mock model (harness model mock)", BaseURL: "http://127.0.0.1:8789/v1", Model: "mock-agent"},
+}
+
+// PresetByName returns the preset called name, or nil.
+func PresetByName(name string) *Preset {
+	for i := range Presets {
+		if Presets[i].Name == name {
+			return &Presets[i]
+		}
+	}
+	return nil
+}
+
+// ProviderName names the service at baseURL for errors: a preset's title
+// when the URL is one of theirs, else the URL's host.
+func ProviderName(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return "the model provider"
+	}
+	for _, p := range Presets {
+		if pu, _ := url.Parse(p.BaseURL); pu != nil && pu.Host == u.Host {
+			return p.Title + " (" + u.Host + ")"
+		}
+	}
+	return u.Host
+}

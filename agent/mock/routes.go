@@ -1,0 +1,248 @@
+package mock
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The tool names the default routes call (the model's names).
+const (
+	ScheduleTool  = "schedule__create"
+	ShuttleTool   = "shuttle__next"
+	DashboardTool = "dashboard__upsertWidget"
+	RenderTool    = "ui__render"
+	RememberTool  = "memory__remember"
+	CanteenTool   = "mcp-demo-canteen__reserveSeat"
+	UseTool       = "plugins__use"
+)
+
+var beijing = time.FixedZone("CST", 8*3600)
+
+func args(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// one is a route that calls one tool and then sums up its result.
+func one(tool string, input func(s *State) any) func(s *State) Step {
+	return func(s *State) Step {
+		if s.Round() == 0 {
+			return Step{Calls: []Call{{Tool: tool, Args: args(input(s))}}}
+		}
+		return Step{Text: summary(s)}
+	}
+}
+
+// summary sums up the turn's results: each tool and what it returned (cut
+// at 1,500 bytes), or the error the app sent back.
+func summary(s *State) string {
+	var b strings.Builder
+	for i, r := range s.Results {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		content := r.Content
+		if len(content) > 1500 {
+			content = content[:1500] + "…"
+		}
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(r.Content), &e) == nil && e.Error != "" {
+			fmt.Fprintf(&b, "`%s` 没有成功:%s", r.Tool, e.Error)
+			continue
+		}
+		if r.Tool == ShuttleTool {
+			if text := shuttle(r.Content); text != "" {
+				b.WriteString(text)
+				continue
+			}
+		}
+		fmt.Fprintf(&b, "`%s` 的结果:%s", r.Tool, content)
+	}
+	return b.String()
+}
+
+// DefaultRoutes is the seed's table adapted to this project's tools, in
+// the order they are tried (issue 13 "The mock model"). now dates the
+// one-off reminder.
+func DefaultRoutes(now func() time.Time) []Route {
+	return []Route{
+		{Name: "authoring", Words: []string{"写插件", "write a plugin", "plugin"}, Plan: authoring},
+		{Name: "bad tool name", Words: []string{"badtool", "坏工具"}, Plan: func(s *State) Step {
+			switch s.Round() {
+			case 0:
+				return Step{Calls: []Call{{Tool: "no_such__tool", Args: `{}`}}}
+			case 1:
+				return Step{Calls: []Call{{Tool: ShuttleTool, Args: `{"count":1}`}}}
+			}
+			return Step{Text: summary(s)}
+		}},
+		{Name: "bad arguments", Words: []string{"badargs", "坏参数"}, Plan: func(s *State) Step {
+			switch s.Round() {
+			case 0:
+				return Step{Calls: []Call{{Tool: ShuttleTool, Args: `{"count": 1,`}}}
+			case 1:
+				return Step{Calls: []Call{{Tool: ShuttleTool, Args: `{"count":1}`}}}
+			}
+			return Step{Text: summary(s)}
+		}},
+		{Name: "remind", Words: []string{"提醒", "remind"}, Plan: one(ScheduleTool, func(s *State) any {
+			return map[string]any{"title": "复习提醒", "every": "3d", "time": "09:00", "count": 16, "text": s.Message}
+		})},
+		{Name: "soon", Words: []string{"马上", "soon"}, Plan: one(ScheduleTool, func(s *State) any {
+			return map[string]any{"title": "提醒", "at": now().In(beijing).Add(2 * time.Minute).Format("2006-01-02 15:04"), "text": s.Message}
+		})},
+		{Name: "dashboard", Words: []string{"看板", "dash"}, Plan: one(DashboardTool, func(*State) any {
+			return map[string]any{"widget": "timetable.today", "size": "md"}
+		})},
+		{Name: "form", Words: []string{"表单", "form"}, Plan: one(RenderTool, func(*State) any {
+			return map[string]any{"document": TopUpForm}
+		})},
+		{Name: "remember", Words: []string{"remember", "记住"}, Plan: one(RememberTool, func(s *State) any {
+			text := s.Message
+			if _, after, ok := strings.Cut(strings.ToLower(text), "remember"); ok {
+				text = strings.TrimSpace(text[len(text)-len(after):])
+			}
+			return map[string]any{"text": strings.TrimLeft(text, " :,:,")}
+		})},
+		{Name: "canteen", Words: []string{"食堂", "canteen"}, Plan: one(CanteenTool, func(*State) any {
+			return map[string]any{"canteen": "家园", "name": "同学"}
+		})},
+		{Name: "who", Words: []string{"who"}, Plan: func(s *State) Step {
+			if len(s.Context) == 0 {
+				return Step{Text: "这一轮没有注入任何 <context> 块。"}
+			}
+			return Step{Text: "注入的上下文是:\n" + strings.Join(s.Context, "\n")}
+		}},
+		{Name: "shuttle", Words: []string{"校车", "班车", "shuttle", "bus"}, Plan: one(ShuttleTool, func(*State) any {
+			return map[string]any{}
+		})},
+	}
+}
+
+// TopUpForm is the genui document the form route renders: a campus-card
+// top-up form whose button calls the wallet's top-up tool as the user.
+var TopUpForm = map[string]any{
+	"ui": 1, "kind": "screen", "title": "校园卡充值",
+	"i18n": map[string]any{"en": map[string]any{"title": "Top up the campus card"}},
+	"root": map[string]any{"type": "Column", "children": []any{
+		map[string]any{"type": "Field", "name": "amount", "label": "金额(元)", "input": "number", "value": 50},
+		map[string]any{"type": "Button", "text": "充值", "style": "primary",
+			"action": map[string]any{"tool": "wallet.topUp", "args": map[string]any{"amount": "${form.amount}"}, "confirm": "确认充值 ${form.amount} 元?"}},
+	}},
+}
+
+// The draft the authoring route writes: a plugin for the gym's opening
+// hours; the first version has a deliberate error (an undeclared host).
+const (
+	draftManifest = `---
+spec: 1
+id: gym-hours
+name: 体育馆开放时间
+description: 查询邱德拔体育馆今天的开放时间。
+version: 0.1.0
+author: student
+network: [www.pku.edu.cn]
+tools:
+  hours: tools/hours.yaml
+---
+Use gym-hours__hours when the user asks when the gym is open.
+`
+	draftTool = `title: 开放时间
+description: Use when the user asks when the gym is open today. Returns { hours }.
+effect: read
+steps:
+  - request: { url: "https://example.com/gym" }
+    as: page
+return: '{ hours: "06:30–22:00" }'
+`
+	fixedTool = `title: 开放时间
+description: Use when the user asks when the gym is open today. Returns { hours, source }.
+effect: read
+return: '{ hours: "06:30–22:00", source: "https://www.pku.edu.cn" }'
+`
+)
+
+// draft is the authoring route's files; fixed says whether the error is gone.
+func draft(fixed bool) map[string]any {
+	tool := draftTool
+	if fixed {
+		tool = fixedTool
+	}
+	return map[string]any{"files": map[string]any{"PLUGIN.md": draftManifest, "tools/hours.yaml": tool}}
+}
+
+// authoring is the flow of seed 003 "让 AI 帮你写插件": load the plugins
+// tools, read the reference, validate a draft with an error, fix it,
+// validate again, try its read tool, and open the review sheet.
+func authoring(s *State) Step {
+	steps := []Call{
+		{Tool: UseTool, Args: args(map[string]any{"plugin": "plugins"})},
+		{Tool: "plugins__reference", Args: `{}`},
+		{Tool: "plugins__validate", Args: args(draft(false))},
+		{Tool: "plugins__validate", Args: args(draft(true))},
+		{Tool: "plugins__tryTool", Args: args(map[string]any{"files": draft(true)["files"], "tool": "hours", "input": map[string]any{}})},
+		{Tool: "plugins__install", Args: args(draft(true))},
+	}
+	if r := s.Round(); r < len(steps) {
+		c := steps[r]
+		// onDemand tools appear after plugins__use; until then the check
+		// in plan would refuse them, so the first round names only use.
+		return Step{Calls: []Call{c}}
+	}
+	var b strings.Builder
+	b.WriteString("草稿已通过校验,试运行返回了开放时间;我已为 gym-hours 打开审核页。装不装由你在审核页上决定。")
+	for _, r := range s.Results {
+		status := "ok"
+		var e struct {
+			Error string `json:"error"`
+			OK    *bool  `json:"ok"`
+		}
+		if json.Unmarshal([]byte(r.Content), &e) == nil && e.Error != "" {
+			status = "没有成功:" + e.Error
+		} else if e.OK != nil && !*e.OK {
+			status = "有问题,已修正"
+		}
+		fmt.Fprintf(&b, "\n- `%s`:%s", r.Tool, status)
+	}
+	return Step{Text: b.String()}
+}
+
+// shuttle words a shuttle__next result: the next departures per direction.
+func shuttle(content string) string {
+	var r struct {
+		At         string `json:"at"`
+		Directions []struct {
+			From, To   string
+			Departures []struct {
+				Time      string `json:"time"`
+				InMinutes int    `json:"inMinutes"`
+			} `json:"departures"`
+			Tomorrow *struct{ Time string } `json:"tomorrow"`
+		} `json:"directions"`
+	}
+	if json.Unmarshal([]byte(content), &r) != nil || len(r.Directions) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "按 `shuttle__next`(%s 北京时间):", r.At)
+	for _, d := range r.Directions {
+		fmt.Fprintf(&b, "\n- %s → %s:", d.From, d.To)
+		if len(d.Departures) == 0 {
+			if d.Tomorrow != nil {
+				fmt.Fprintf(&b, "今天没有了,明天首班 %s", d.Tomorrow.Time)
+			}
+			continue
+		}
+		for i, dep := range d.Departures {
+			if i > 0 {
+				b.WriteString("、")
+			}
+			fmt.Fprintf(&b, "%s(%d 分钟后)", dep.Time, dep.InMinutes)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,232 @@
+package host
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// KindBuiltin is Installed.Kind for a built-in plugin: Go code compiled
+// into the app (seed 003 "内置插件", the definePlugin counterpart).
+const KindBuiltin = "builtin"
+
+// BuiltinSource is the source recorded for a built-in plugin and the prefix
+// Review accepts for one ("builtin:focus").
+const BuiltinSource = "builtin:"
+
+// Builtin is one built-in plugin as the host runs it. Plugin describes it
+// exactly as a loaded PLUGIN.md would (Manifest, Tools with their Input
+// fields and flags, Instructions, Hash), so that listing, review, the
+// permission rules, data sources, the agent's tool list and the audit log
+// treat both kinds alike; its tools have no steps. Funcs holds the Go
+// function of every tool, by tool name. Package host/builtin builds these
+// values from typed Go definitions; Value is that package's own value (the
+// UI contributions, i18n), which the host keeps but does not read.
+type Builtin struct {
+	Plugin *plugin.Plugin
+	Funcs  map[string]BuiltinFunc
+	Value  any
+}
+
+// BuiltinFunc runs one built-in tool. c.Input has been validated against
+// the tool's Input fields (defaults filled in, strings trimmed) before it
+// runs. The result is an expr value (nil, bool, float64, string, []any,
+// *expr.Object). An error that is not an *interp.Error is reported as one
+// of kind "tool".
+type BuiltinFunc func(ctx context.Context, c *BuiltinCall) (any, error)
+
+// KindTool is the interp.Error kind of a built-in tool's own failure.
+const KindTool = "tool"
+
+// BuiltinCall is what a built-in tool receives (seed 003 "内置插件": the
+// tool context): who calls, the validated input, the host's clock reading
+// for this call, the plugin's KV, the host abilities (to-dos, timetable,
+// scheduler, notifications, open URL), the campus client and the Host.
+type BuiltinCall struct {
+	Actor     Actor
+	Plugin    string
+	Tool      *plugin.Tool
+	Turn      string
+	Input     *expr.Object
+	Now       time.Time
+	KV        interp.KV
+	Abilities interp.Abilities
+	Campus    interp.CampusClient
+	Host      *Host
+}
+
+// WithBuiltins registers built-in plugins. New refuses two with one id, a
+// built-in without a hash, and a tool without a function.
+// InstallOfficial installs them (Official, source "builtin:ID").
+func WithBuiltins(bs ...*Builtin) Option {
+	return func(h *Host) { h.builtinList = append(h.builtinList, bs...) }
+}
+
+// registerBuiltins indexes the built-ins given to New.
+func (h *Host) registerBuiltins() error {
+	h.builtins = map[string]*Builtin{}
+	for _, b := range h.builtinList {
+		if b == nil || b.Plugin == nil || b.Plugin.Manifest == nil {
+			return errors.New("host: a built-in plugin without a manifest")
+		}
+		id := b.Plugin.Manifest.ID
+		if h.builtins[id] != nil {
+			return fmt.Errorf("host: built-in plugin %s is registered twice", id)
+		}
+		if b.Plugin.Hash == "" {
+			return fmt.Errorf("host: built-in plugin %s has no hash", id)
+		}
+		for _, t := range b.Plugin.Tools {
+			if b.Funcs[t.Name] == nil {
+				return fmt.Errorf("host: built-in tool %s.%s has no function", id, t.Name)
+			}
+		}
+		h.builtins[id] = b
+		h.loaded[b.Plugin.Hash] = b.Plugin
+	}
+	return nil
+}
+
+// Builtin returns the registered built-in plugin id, or nil.
+func (h *Host) Builtin(id string) *Builtin { return h.builtins[id] }
+
+// Builtins returns the registered built-in plugins in registration order.
+func (h *Host) Builtins() []*Builtin {
+	out := make([]*Builtin, 0, len(h.builtinList))
+	return append(out, h.builtinList...)
+}
+
+// builtinParsed is parsed for a built-in id: the registered plugin when
+// hash is its hash, else an error saying the stored version is not the
+// app's (a built-in's code is the app's; an older one cannot run).
+func (h *Host) builtinParsed(b *Builtin, hash string) (*plugin.Plugin, error) {
+	if b.Plugin.Hash == hash {
+		return b.Plugin, nil
+	}
+	return nil, &Conflict{Msg: fmt.Sprintf("built-in plugin %s: the stored version is not the one in this app (%s); restart the host to install it",
+		b.Plugin.Manifest.ID, b.Plugin.Manifest.Version)}
+}
+
+// runTool runs an allowed call's tool: a built-in's Go function after the
+// input check every document's tool gets, or the interpreter.
+func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t *plugin.Tool, input any) (any, error) {
+	b := h.builtins[p.Manifest.ID]
+	if b == nil || b.Plugin != p {
+		return interp.Run(ctx, p, t.Name, input, h.options())
+	}
+	in, err := interp.CheckInput(t, input)
+	if err != nil {
+		return nil, err
+	}
+	c := &BuiltinCall{
+		Actor: req.Actor, Plugin: p.Manifest.ID, Tool: t, Turn: req.Turn, Input: in, Now: h.now(),
+		KV: h.db.KV(), Abilities: h.abilities, Campus: h.campus, Host: h,
+	}
+	v, err := b.Funcs[t.Name](ctx, c)
+	if err != nil {
+		var ie *interp.Error
+		if errors.As(err, &ie) {
+			return nil, ie
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)}
+	}
+	return v, nil
+}
+
+// loadBuiltin is load for "builtin:ID".
+func (h *Host) loadBuiltin(src string) (*reviewed, error) {
+	id := strings.TrimPrefix(src, BuiltinSource)
+	b := h.builtins[id]
+	if b == nil {
+		return nil, &Unreadable{Source: src, Err: fmt.Errorf("this app has no built-in plugin %q", id)}
+	}
+	return &reviewed{p: b.Plugin, source: src, official: true, at: h.now()}, nil
+}
+
+// installBuiltins installs the registered built-ins that are not installed
+// (Official, source "builtin:ID"), unless the user removed them, and offers
+// a changed built-in as an update by the rules of Update. It is part of
+// InstallOfficial.
+func (h *Host) installBuiltins(ctx context.Context) ([]*UpdateOutcome, error) {
+	var out []*UpdateOutcome
+	for _, b := range h.builtinList {
+		id := b.Plugin.Manifest.ID
+		var removed int
+		if err := h.db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM settings WHERE key = ?`, removedKey(id)).Scan(&removed); err != nil {
+			return out, fmt.Errorf("host: built-in %s: %w", id, err)
+		}
+		if removed > 0 {
+			continue
+		}
+		var hash string
+		err := h.db.SQL.QueryRowContext(ctx, `SELECT v.hash FROM plugins p JOIN plugin_versions v
+			ON v.plugin = p.id AND v.seq = p.current WHERE p.id = ?`, id).Scan(&hash)
+		switch {
+		case err == nil && hash == b.Plugin.Hash:
+			continue
+		case err == nil:
+			o, err := h.applyBuiltin(ctx, b)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, o)
+			continue
+		case !errors.Is(err, sql.ErrNoRows):
+			return out, fmt.Errorf("host: built-in %s: %w", id, err)
+		}
+		r := &reviewed{p: b.Plugin, source: BuiltinSource + id, official: true, at: h.now()}
+		if err := h.insertNew(ctx, r); err != nil {
+			var c *Conflict
+			if errors.As(err, &c) {
+				continue // installed by another process just now, or a document holds the id
+			}
+			return out, err
+		}
+		out = append(out, &UpdateOutcome{ID: id, Status: StatusInstalled, To: b.Plugin.Manifest.Version, Note: "installed " + b.Plugin.Manifest.Version})
+	}
+	return out, nil
+}
+
+// applyBuiltin makes the app's version of an installed built-in current:
+// its code is the app's, so the old version cannot run any more and there is
+// nothing to hold or roll back to (the app's own update was the review).
+func (h *Host) applyBuiltin(ctx context.Context, b *Builtin) (*UpdateOutcome, error) {
+	id := b.Plugin.Manifest.ID
+	var out *UpdateOutcome
+	err := h.db.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := h.record(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		cur, err := h.version(ctx, tx, id, r.current)
+		if err != nil {
+			return err
+		}
+		seq, err := nextSeq(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := h.now().UnixMilli()
+		if err := insertVersion(ctx, tx, id, seq, b.Plugin, now); err != nil {
+			return err
+		}
+		out = &UpdateOutcome{ID: id, Status: StatusApplied, From: cur.version, To: b.Plugin.Manifest.Version,
+			Note: "updated to " + b.Plugin.Manifest.Version + " with the app"}
+		if _, err := tx.ExecContext(ctx, `UPDATE plugins SET current = ?, previous = NULL, held = NULL, checked_at = ?, note = ?, source = ? WHERE id = ?`,
+			seq, now, out.Note, BuiltinSource+id, id); err != nil {
+			return fmt.Errorf("host: update %s: %w", id, err)
+		}
+		return prune(ctx, tx, id)
+	})
+	return out, err
+}
