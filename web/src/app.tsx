@@ -55,12 +55,16 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
       if (body.document && typeof body.document !== 'string') body.document = body.document;
       const r = await post<DrawRep>('/v1/ui/draw', body);
       if (n !== seq.current) return;
+      arrived.current = performance.now();
       setRep(r); setErr('');
       if (r.drawn && onTitle) onTitle(r.drawn.title);
     } catch (e) { if (n === seq.current) setErr(errText(e)); }
   };
   const key = JSON.stringify(req) + locale.value;
+  const arrived = useRef(0);
   useEffect(() => { setRep(null); load(); }, [key]);
+  // Speed (docs/PERFORMANCE.md): from the draw reply's arrival to the committed DOM.
+  useEffect(() => { if (arrived.current) { performance.measure('harness:widget', { start: arrived.current, end: performance.now() }); arrived.current = 0; } }, [rep]);
   // The host owns refresh: the document's refresh interval re-reads through its cache while shown.
   useEffect(() => {
     const s = rep?.drawn?.refresh;
@@ -197,6 +201,7 @@ function Chat({ id }: { id?: string }) {
   useEffect(() => { listRef.current?.lastElementChild?.scrollIntoView({ block: 'end' }); }, [items.length]);
   const update = (f: (list: Item[]) => Item[]) => setItems((l) => f(l.slice()));
   const onEvent = (e: SSEEvent) => {
+    if (e.type === 'text') performance.mark('harness:sse-text');
     update((l) => {
       const last = l[l.length - 1];
       switch (e.type) {

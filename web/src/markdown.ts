@@ -24,6 +24,15 @@ const allowed = {
   ALLOWED_ATTR: ['href', 'target', 'rel', 'type', 'checked', 'disabled', 'align'],
 };
 
+// A streamed answer re-renders every message on each token; the cache keeps
+// that to one parse of the message that changed.
+const cache = new Map<string, string>();
+
 export function renderMarkdown(src: string): string {
-  return DOMPurify.sanitize(md.parse(src) as string, allowed) as unknown as string;
+  const hit = cache.get(src);
+  if (hit !== undefined) return hit;
+  const html = DOMPurify.sanitize(md.parse(src) as string, allowed) as unknown as string;
+  if (cache.size > 200) cache.clear();
+  cache.set(src, html);
+  return html;
 }

@@ -81,8 +81,8 @@ export function PluginPage({ id }: { id: string }) {
         <section aria-labelledby="modes-h"><h2 id="modes-h">{t('plugins.modes')}</h2>
           {effectsUsed.map((eff) => (
             <div class="g-field inline"><label for={`mode-${eff}`}>{effectName(eff)}</label>
-              <select id={`mode-${eff}`} value={modes[eff] || (eff === 'read' ? 'allow' : 'ask')} onChange={(ev) => { const v = (ev.target as HTMLSelectElement).value; act(() => put(`/v1/plugins/${e}/modes`, { [eff]: v }), 'plugins.modeSaved'); }}>
-                {['allow', 'ask', 'deny'].map((m) => <option value={m}>{t(('mode.' + m) as Key)}</option>)}
+              <select id={`mode-${eff}`} value={modes[eff] || (eff === 'read' ? 'auto' : 'ask')} onChange={(ev) => { const v = (ev.target as HTMLSelectElement).value; act(() => put(`/v1/plugins/${e}/modes`, { [eff]: v }), 'plugins.modeSaved'); }}>
+                {['auto', 'ask', 'deny'].map((m) => <option value={m}>{t(('mode.' + m) as Key)}</option>)}
               </select>
             </div>
           ))}
