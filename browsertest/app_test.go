@@ -211,6 +211,7 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // and theme; then it measures the speed figures of docs/PERFORMANCE.md.
 func TestApp(t *testing.T) {
 	ctx := browser(t)
+	con := watch(t, ctx)
 	h := startHarness(t)
 	h.addWidget(t, "shuttle.next", "md")
 	h.addWidget(t, "classrooms.overview", "md")
@@ -361,6 +362,11 @@ func TestApp(t *testing.T) {
 	})
 
 	t.Run("speed", func(t *testing.T) { speed(t, ctx, h) })
+
+	// The strict CSP held and nothing threw on any page above.
+	if p := con.problems(); len(p) > 0 {
+		t.Errorf("CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
+	}
 }
 
 // speed logs the figures docs/PERFORMANCE.md records; it asserts nothing about time.
