@@ -402,7 +402,7 @@ func speed(t *testing.T, ctx context.Context, h *harness) {
 	for _, d := range tok {
 		worst = max(worst, d)
 	}
-	t.Logf("streamed tokens: %d text events, worst %.1f ms from event to DOM", len(tok), worst)
+	t.Logf("streamed tokens: %d text events, worst %.1f ms from event to DOM (each: %.1f)", len(tok), worst, tok)
 
 	// A dashboard of 12 widgets: each card's time from its draw reply to the committed DOM.
 	for {

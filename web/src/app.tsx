@@ -377,4 +377,8 @@ function TokenForm() {
 
 effect(() => { void locale.value; void themeChoice.value; applyDoc(); });
 render(<App />, document.getElementById('app')!);
+// The first Markdown render pays for marked's and DOMPurify's set-up (tens of ms); do it while
+// idle so the first streamed token does not.
+const idle = (window as any).requestIdleCallback || ((f: () => void) => setTimeout(f, 200));
+idle(() => renderMarkdown('**warm** [up](https://example.invalid)\n- a\n\n`b`'));
 void api; void put; void del;
