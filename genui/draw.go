@@ -131,12 +131,12 @@ func Draw(ctx context.Context, doc []byte, in DrawInput) (*Drawn, error) {
 	return out, nil
 }
 
-// collectFields sets form.NAME to every Field's document value (null when it has none), so a
+// collectFields sets form.NAME to every input's (InputComponents) document value (null when it has none), so a
 // Button's args read the initial values before the viewer types.
 func collectFields(n any, form *expr.Object) {
 	switch x := n.(type) {
 	case map[string]any:
-		if x["type"] == "Field" {
+		if typ, _ := x["type"].(string); InputComponents[typ] {
 			if name := str(x["name"]); name != "" {
 				v, _ := expr.FromGo(plainJSON(x["value"]))
 				if s, ok := v.(string); ok && strings.Contains(s, "${") {

@@ -87,18 +87,18 @@ function QR({ value, label }: { value: string; label?: string }) {
   );
 }
 
-function GButton({ node, ctx }: { node: GNode; ctx: Ctx }) {
+function GButton({ node, ctx, row }: { node: GNode; ctx: Ctx; row?: any }) {
   const [busy, setBusy] = useState(false);
   const a: Action = node.action;
   return (
-    <button type="button" class={`g-btn ${node.style || 'secondary'}`} disabled={busy || !ctx.onAction} aria-busy={busy}
+    <button type="button" class={row ? 'g-listrow tap' : `g-btn ${node.style || 'secondary'}`} disabled={busy || !ctx.onAction} aria-busy={busy}
       onClick={async () => {
         if (!ctx.onAction) return;
         if (a.confirm && !window.confirm(a.confirm)) return;
         setBusy(true);
         try { await ctx.onAction(a); } finally { setBusy(false); }
       }}>
-      {node.icon ? <Icon name={node.icon} /> : null}{text(node.text)}
+      {row ?? <>{node.icon ? <Icon name={node.icon} /> : null}{text(node.text)}</>}
     </button>
   );
 }
@@ -122,6 +122,70 @@ function Field({ node, ctx }: { node: GNode; ctx: Ctx }) {
       )}
     </div>
   );
+}
+
+function Switch({ node, ctx }: { node: GNode; ctx: Ctx }) {
+  const [id] = useState(() => 'f' + ++fieldSeq);
+  const on = !!(ctx.form && node.name in ctx.form ? ctx.form[node.name] : node.value);
+  return (
+    <div class="g-switch">
+      <label for={id}>{text(node.label)}</label>
+      <button id={id} type="button" role="switch" aria-checked={on} class={on ? 'on' : ''} onClick={() => ctx.onField?.(node.name, !on)}><span /></button>
+    </div>
+  );
+}
+
+function optionList(opts: any[]): { value: any; label: string }[] {
+  return (opts || []).map((o) => (o && typeof o === 'object' ? { value: o.value, label: text(o.label ?? o.value) } : { value: o, label: text(o) }));
+}
+
+function Segmented({ node, ctx }: { node: GNode; ctx: Ctx }) {
+  const [id] = useState(() => 'f' + ++fieldSeq);
+  const opts = optionList(node.options);
+  const cur = ctx.form && node.name in ctx.form ? ctx.form[node.name] : node.value ?? opts[0]?.value;
+  return (
+    <fieldset class="segmented g-seg"><legend>{text(node.label)}</legend>
+      {opts.map((o, i) => <label key={i}><input type="radio" name={id} checked={o.value === cur} onChange={() => ctx.onField?.(node.name, o.value)} /><span>{o.label}</span></label>)}
+    </fieldset>
+  );
+}
+
+// Beijing time (UTC+8, no daylight saving) for DateTimeField values in Unix ms.
+const bj = 8 * 3600 * 1000;
+function toLocalInput(ms: any, mode: string): string {
+  if (typeof ms !== 'number') return '';
+  const iso = new Date(ms + bj).toISOString();
+  return mode === 'date' ? iso.slice(0, 10) : mode === 'time' ? iso.slice(11, 16) : iso.slice(0, 16);
+}
+function fromLocalInput(v: string, mode: string): number | null {
+  if (!v) return null;
+  const s = mode === 'date' ? v + 'T00:00' : mode === 'time' ? '1970-01-01T' + v : v;
+  const ms = Date.parse(s + ':00Z');
+  return isNaN(ms) ? null : ms - bj;
+}
+
+function DateTimeField({ node, ctx }: { node: GNode; ctx: Ctx }) {
+  const [id] = useState(() => 'f' + ++fieldSeq);
+  const mode = node.mode || 'datetime';
+  const v = ctx.form && node.name in ctx.form ? ctx.form[node.name] : node.value;
+  return (
+    <div class="g-field">
+      <label for={id}>{text(node.label)}</label>
+      <input id={id} type={mode === 'datetime' ? 'datetime-local' : mode} value={toLocalInput(v, mode)} onInput={(e) => ctx.onField?.(node.name, fromLocalInput((e.target as HTMLInputElement).value, mode))} />
+    </div>
+  );
+}
+
+function ListRow({ node, ctx }: { node: GNode; ctx: Ctx }) {
+  const body = (
+    <>
+      {node.icon ? <Icon name={node.icon} /> : null}
+      <span class="name">{text(node.title)}{node.subtitle ? <small>{text(node.subtitle)}</small> : null}</span>
+      {node.value !== undefined && node.value !== null ? <span class="value">{text(node.value)}</span> : null}
+    </>
+  );
+  if (!node.action) return <div class="g-listrow">{body}</div>;
+  return <GButton node={{ type: 'Button', style: 'plain', action: node.action, text: '' }} ctx={ctx} row={body} />;
 }
 
 // Boundary keeps a node that fails to draw from taking its card down.
@@ -170,7 +234,12 @@ export function Draw({ node, ctx }: { node: GNode; ctx: Ctx }): any {
     case 'Button': return <GButton node={node} ctx={ctx} />;
     case 'Field': return <Field node={node} ctx={ctx} />;
     case 'QRCode': return <QR value={node.value} label={node.label} />;
-    case 'Skeleton': return <div class="g-skeleton" aria-hidden="true" />;
+    case 'Skeleton': return <Skeleton rows={Math.max(1, Math.min(8, Number(node.lines) || 3))} />;
+    case 'Switch': return <Switch node={node} ctx={ctx} />;
+    case 'Segmented': return <Segmented node={node} ctx={ctx} />;
+    case 'DateTimeField': return <DateTimeField node={node} ctx={ctx} />;
+    case 'ListGroup': return <section class="g-listgroup">{node.title ? <h3>{text(node.title)}</h3> : null}<div class="rows">{kids(node.children, ctx)}</div></section>;
+    case 'ListRow': return <ListRow node={node} ctx={ctx} />;
   }
   return null;
 }
