@@ -333,6 +333,18 @@ func TestApp(t *testing.T) {
 		shoot(t, ctx, "plugin-page")
 	})
 
+	t.Run("plugin screen", func(t *testing.T) {
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/p/focus/main"),
+			chromedp.WaitVisible(chromedp.CSS(`main .drawn h1`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `main .drawn h1`); s != "专注" {
+			t.Errorf("screen title %q", s)
+		}
+		shoot(t, ctx, "screen-focus")
+	})
+
 	t.Run("language and theme", func(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/settings"),
 			chromedp.WaitVisible(chromedp.CSS(`input[name=lang][value=en]`)),

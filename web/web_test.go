@@ -86,8 +86,8 @@ func TestStrings(t *testing.T) {
 		}
 	}
 	use := regexp.MustCompile(`\bt\('([a-zA-Z]+\.[a-zA-Z.]+|[a-zA-Z]+)'`)
-	prefix := regexp.MustCompile(`'((?:size|mode|effect)\.)' *\+`)
-	files, _ := filepath.Glob("src/*.tsx")
+	prefix := regexp.MustCompile(`'((?:size|mode|effect|type)\.)' *\+`)
+	files, _ := filepath.Glob("src/*.ts*")
 	var used []string
 	for _, f := range files {
 		b, _ := os.ReadFile(f)

@@ -7,6 +7,7 @@ import { api, get, post, put, del, callTool, stream, APIError, SSEEvent, setToke
 import { t, locale, langChoice, themeChoice, setLang, setTheme, applyDoc, Key } from './i18n';
 import { GenUI, GNode, Action, Skeleton, Icon } from './genui';
 import { renderMarkdown } from './markdown';
+import { toolSchema, checkInput } from './schema';
 
 export const route = signal(location.pathname);
 export function go(path: string) { if (path !== location.pathname) history.pushState(null, '', path); route.value = path; window.scrollTo(0, 0); }
@@ -47,6 +48,7 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
   const [rep, setRep] = useState<DrawRep | null>(null);
   const [err, setErr] = useState('');
   const [form, setForm] = useState<Record<string, any>>({});
+  const [problems, setProblems] = useState<string[]>([]);
   const seq = useRef(0);
   const load = async (refresh = false, f = form) => {
     const n = ++seq.current;
@@ -80,6 +82,9 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
       clearTimeout(timer.current);
       try {
         const tool = a.tool.includes('__') || a.tool.includes('.') || !req.plugin ? a.tool : `${req.plugin}__${a.tool}`;
+        const problems = checkInput(await toolSchema(tool), a.args || {});
+        if (problems.length) { setProblems(problems); return; }
+        setProblems([]);
         await runAsUser(tool, a.args);
         say(t('action.done'));
         if (a.then !== 'none') load(true);
@@ -91,7 +96,13 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
   if (rep.state === 'signin') return <div class="state signin"><Icon name="lock" /><p>{t('state.signin', { service: rep.service || '' })}</p><Link href="/settings/campus" class="btn">{t('action.signin')}</Link></div>;
   if (rep.state === 'verify') return <div class="state verify"><Icon name="key" /><p>{t('state.verify')}</p><Link href="/chat" class="btn">{t('action.openChat')}</Link></div>;
   if (rep.state === 'error') return <div class="state error" role="alert"><p>{t('state.error')}</p><p class="detail">{rep.error}</p><button type="button" onClick={() => load(true)}>{t('action.retry')}</button></div>;
-  return <div class="drawn">{heading && rep.drawn ? <h1>{rep.drawn.title}</h1> : null}<GenUI node={rep.drawn!.root} ctx={ctx} /></div>;
+  return (
+    <div class="drawn">
+      {heading && rep.drawn ? <h1>{rep.drawn.title}</h1> : null}
+      <GenUI node={rep.drawn!.root} ctx={ctx} />
+      {problems.length ? <ul class="problems" role="alert">{problems.map((p) => <li>{p}</li>)}</ul> : null}
+    </div>
+  );
 }
 
 // --- dashboard ---
