@@ -162,11 +162,46 @@ var Catalog = []Component{
 		{Name: "placeholder", Kind: KindText, Doc: "shown while empty"},
 		{Name: "value", Kind: KindAny, Doc: "the initial value"},
 	}},
+	{Name: "Switch", Summary: "An on/off input whose value is form.NAME, true or false (screens only).", Props: []Prop{
+		{Name: "name", Kind: KindName, Required: true, Doc: "key under form.*"},
+		{Name: "label", Kind: KindText, Required: true, Doc: "the label"},
+		{Name: "value", Kind: KindBool, Doc: "the initial value; default false"},
+	}},
+	{Name: "Segmented", Summary: "A choice of a few options shown side by side; its value is form.NAME (screens only).", Props: []Prop{
+		{Name: "name", Kind: KindName, Required: true, Doc: "key under form.*"},
+		{Name: "label", Kind: KindText, Required: true, Doc: "the label"},
+		{Name: "options", Kind: KindList, Required: true, Doc: "2…6 choices: strings or { value, label }"},
+		{Name: "value", Kind: KindAny, Doc: "the initial value; default the first option"},
+	}},
+	{Name: "DateTimeField", Summary: "A date and/or time picker; its value is form.NAME as Unix ms, Beijing time (screens only).", Props: []Prop{
+		{Name: "name", Kind: KindName, Required: true, Doc: "key under form.*"},
+		{Name: "label", Kind: KindText, Required: true, Doc: "the label"},
+		{Name: "mode", Kind: KindEnum, Enum: []string{"date", "time", "datetime"}, Doc: "what is picked; default datetime"},
+		{Name: "value", Kind: KindNumber, Doc: "the initial value, Unix ms"},
+	}},
+	{Name: "ListGroup", Summary: "A titled group of ListRow rows, like a settings section.", Props: []Prop{
+		{Name: "title", Kind: KindText, Doc: "the group's heading"},
+		{Name: "children", Kind: KindNodes, Required: true, Doc: "the rows, usually ListRow"},
+	}},
+	{Name: "ListRow", Summary: "One row: a title, a line under it, a value at the end; a tap runs its action.", Props: []Prop{
+		{Name: "title", Kind: KindText, Required: true, Doc: "the row's title"},
+		{Name: "subtitle", Kind: KindText, Doc: "a line under the title"},
+		{Name: "icon", Kind: KindIcon, Doc: "icon before the title"},
+		{Name: "value", Kind: KindText, Doc: "text at the end of the row"},
+		{Name: "action", Kind: KindAction, Doc: "{ tool, args, confirm, then } run when the row is tapped"},
+	}},
+	{Name: "Skeleton", Summary: "A loading placeholder of grey lines (the host draws its own while data loads).", Props: []Prop{
+		{Name: "lines", Kind: KindNumber, Doc: "lines drawn, 1…8; default 3"},
+	}},
 	{Name: "QRCode", Summary: "A QR code of a string (e.g. a link).", Props: []Prop{
 		{Name: "value", Kind: KindText, Required: true, Doc: "the encoded text, at most 1,000 bytes"},
 		{Name: "label", Kind: KindText, Doc: "caption under the code"},
 	}},
 }
+
+// InputComponents are the components whose value a screen's Button args read as form.NAME
+// (their "name" prop); a widget has none of them.
+var InputComponents = map[string]bool{"Field": true, "Switch": true, "Segmented": true, "DateTimeField": true}
 
 var catalogByName = func() map[string]*Component {
 	m := make(map[string]*Component, len(Catalog))

@@ -532,7 +532,7 @@ func (v *validator) anyValue(j *jvalue, p string, sc scope) {
 	}
 }
 
-// collectFields records the names of every Field node so that form.NAME can be checked.
+// collectFields records the names of every input node (InputComponents) so that form.NAME can be checked.
 func (v *validator) collectFields(j *jvalue) {
 	v.fields = map[string]bool{}
 	var walk func(*jvalue, int)
@@ -542,7 +542,7 @@ func (v *validator) collectFields(j *jvalue) {
 		}
 		switch j.kind {
 		case jObject:
-			if t := j.get("type"); t != nil && t.kind == jString && t.str == "Field" {
+			if t := j.get("type"); t != nil && t.kind == jString && InputComponents[t.str] {
 				if n := j.get("name"); n != nil && n.kind == jString {
 					v.fields[n.str] = true
 				}
@@ -584,8 +584,8 @@ func (v *validator) node(j *jvalue, p string, sc scope) {
 		v.errAt(t.off, p+".type", "unknown component %q; components are %s", t.str, strings.Join(componentNames(), ", "))
 		return
 	}
-	if c.Name == "Field" && v.kind == "widget" {
-		v.errAt(t.off, p+".type", "Field is for screens; a widget has no inputs")
+	if InputComponents[c.Name] && v.kind == "widget" {
+		v.errAt(t.off, p+".type", "%s is for screens; a widget has no inputs", c.Name)
 	}
 	for _, f := range j.fields {
 		fp := childPath(p, f.key)

@@ -78,7 +78,7 @@ func TestValidate(t *testing.T) {
 			`w.json:1:16: $.kind: the manifest lists this file under widgets but its kind is "screen"`,
 		}},
 		{"unknown component and prop", nil, head + `"root":{"type":"Column","children":[{"type":"Txt","text":"a"},{"type":"Text","txt":"a"}]}}`, []string{
-			`w.json:1:169: $.root.children[0].type: unknown component "Txt"; components are Button, Chip, Column, Divider, EmptyState, Field, Grid, Icon, List, Markdown, QRCode, Ring, Row, Sparkline, Stat, Text`,
+			`w.json:1:169: $.root.children[0].type: unknown component "Txt"; components are Button, Chip, Column, DateTimeField, Divider, EmptyState, Field, Grid, Icon, List, ListGroup, ListRow, Markdown, QRCode, Ring, Row, Segmented, Skeleton, Sparkline, Stat, Switch, Text`,
 			`w.json:1:187: $.root.children[1]: Text needs "text" (the text)`,
 			`w.json:1:202: $.root.children[1].txt: Text has no prop "txt"; its props are maxLines, style, text, tone`,
 		}},
@@ -211,5 +211,34 @@ func TestValidateCapsDiagnostics(t *testing.T) {
 	}
 	if last := ds[len(ds)-1].Msg; last != "51 more problems not shown" {
 		t.Errorf("last message %q", last)
+	}
+}
+
+// TestInputComponents: every input declares form.NAME on a screen and is refused on a widget.
+func TestInputComponents(t *testing.T) {
+	for name := range InputComponents {
+		node := map[string]string{
+			"Field":         `{"type":"Field","name":"x","label":"X"}`,
+			"Switch":        `{"type":"Switch","name":"x","label":"X"}`,
+			"Segmented":     `{"type":"Segmented","name":"x","label":"X","options":["a","b"]}`,
+			"DateTimeField": `{"type":"DateTimeField","name":"x","label":"X","mode":"date"}`,
+		}[name]
+		if node == "" {
+			t.Fatalf("no case for %s", name)
+		}
+		screen := `{"ui":1,"kind":"screen","title":"t","i18n":{"en":{"title":"t"}},"root":{"type":"Column","children":[` + node + `,{"type":"Text","text":"${form.x}"}]}}`
+		for _, d := range Validate("s.json", []byte(screen), Context{Kind: "screen"}) {
+			if d.Severity == Error {
+				t.Errorf("%s on a screen: %s", name, d)
+			}
+		}
+		widget := `{"ui":1,"kind":"widget","title":"t","description":"d","i18n":{"en":{"title":"t","description":"d"}},"root":` + node + `}`
+		bad := false
+		for _, d := range Validate("w.json", []byte(widget), Context{Kind: "widget"}) {
+			bad = bad || (d.Severity == Error && strings.Contains(d.String(), "is for screens"))
+		}
+		if !bad {
+			t.Errorf("%s on a widget was accepted", name)
+		}
 	}
 }

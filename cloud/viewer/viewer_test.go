@@ -68,7 +68,7 @@ func TestPageAssets(t *testing.T) {
 func TestJSVectors(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed; the Chromium test (cloud/viewer TestViewerPageInChromium) covers the JS end to end")
+		t.Skip("node is not installed; the Chromium test (browsertest TestViewerPageInChromium) covers the JS end to end")
 	}
 	vectors, err := filepath.Abs("../protocol/testdata/vectors.json")
 	if err != nil {

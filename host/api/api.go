@@ -124,6 +124,19 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, s.guard(pattern, h))
 }
 
+// HandleStatic adds a GET route for public files that carry no data (the
+// web app's page and its scripts, docs/HOST-API.md "The web app"), served
+// without the guard: a browser loads the page before it can send a token,
+// and opening it from a link elsewhere is a cross-site navigation. Such
+// routes are not in Routes, whose every pattern is guarded; pattern must be
+// a GET pattern, or HandleStatic panics (a programming error).
+func (s *Server) HandleStatic(pattern string, h http.Handler) {
+	if !strings.HasPrefix(pattern, "GET ") {
+		panic("api: HandleStatic " + pattern + ": static routes are GET routes")
+	}
+	s.mux.Handle(pattern, h)
+}
+
 // HandleProtocol is Handle for the endpoint of a protocol whose DELETE
 // carries no body and no Content-Type but a header of its own (MCP's
 // session end carries Mcp-Session-Id): a bodiless DELETE with header set

@@ -1,10 +1,9 @@
-package viewer_test
+package browsertest
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -12,24 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/cloud/viewer"
 )
 
-// TestViewerPageInChromium is the viewer page end to end: a reference server on loopback
+// TestViewerPageInChromium is the Cloud viewer page end to end: a reference server on loopback
 // serving viewer.FS(), an owner opening a channel with cloud/client, and headless Chromium
 // opening the share link. It checks that the redirect keeps the #k fragment, that the page
 // decrypts the meta and a frame in the browser, that the browser's sealed hello opens on the
 // Go side, that nothing breaks the strict CSP, and that closing the channel shows on the page.
 func TestViewerPageInChromium(t *testing.T) {
-	bin := findChromium()
-	if bin == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed and $CI is set: install it (apt-get install -y chromium; .ci/run does) so the viewer page is tested")
-		}
-		t.Skip("chromium is not installed (apt-get install -y chromium); under CI=true this test fails instead")
-	}
+	bctx := browser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
@@ -63,9 +59,8 @@ func TestViewerPageInChromium(t *testing.T) {
 		return seen[endpoint]
 	}
 
-	b := launchChromium(t, ctx, bin)
 	t.Run("websocket", func(t *testing.T) {
-		viewerScenario(t, ctx, b, hs.URL)
+		viewerScenario(t, ctx, bctx, hs.URL)
 		if used("ws") == 0 || used("events") != 0 {
 			t.Errorf("requests: ws %d, events %d; want the WebSocket only", used("ws"), used("events"))
 		}
@@ -73,7 +68,7 @@ func TestViewerPageInChromium(t *testing.T) {
 	// A webview without WebSocket (WeChat) falls back to the SSE stream and POST /send.
 	t.Run("sse", func(t *testing.T) {
 		ws := used("ws")
-		viewerScenario(t, ctx, b, hs.URL, "delete window.WebSocket")
+		viewerScenario(t, ctx, bctx, hs.URL, "delete window.WebSocket")
 		if used("ws") != ws || used("events") == 0 || used("send") == 0 {
 			t.Errorf("requests: ws %d more, events %d, send %d; want SSE and POST /send only", used("ws")-ws, used("events"), used("send"))
 		}
@@ -81,8 +76,8 @@ func TestViewerPageInChromium(t *testing.T) {
 }
 
 // viewerScenario opens a channel, opens its link in a new tab (with the before scripts run
-// first) and checks the page from join to close.
-func viewerScenario(t *testing.T, ctx context.Context, b *browser, base string, before ...string) {
+// first on every document) and checks the page from join to close.
+func viewerScenario(t *testing.T, ctx, bctx context.Context, base string, before ...string) {
 	c, err := client.New(client.Config{BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
@@ -97,20 +92,27 @@ func viewerScenario(t *testing.T, ctx context.Context, b *browser, base string, 
 	}
 	defer ch.Disconnect()
 
-	session, err := b.open(ctx, ch.Link().Reveal(), before...)
-	if err != nil {
+	tab, closeTab := chromedp.NewContext(bctx)
+	defer closeTab()
+	con := watch(t, tab)
+	for _, s := range before {
+		if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(ch.Link().Reveal())); err != nil {
 		t.Fatal(err)
 	}
-	page := func(expr string) string {
-		v, err := b.eval(ctx, session, expr)
+	pageEval := func(expr string) string {
+		v, err := chromedp.Run(tab, chromedp.Evaluate[string](expr))
 		if err != nil {
 			t.Fatalf("evaluating %s: %v", expr, err)
 		}
 		return v
 	}
 	diagnose := func() string {
-		return "page status: " + page(`document.getElementById('status')?.textContent ?? '(no page)'`) +
-			"\nlocation: " + page(`location.pathname + location.search`) + "\nconsole:\n" + b.console()
+		return "page status: " + pageEval(`document.getElementById('status')?.textContent ?? '(no page)'`) +
+			"\nlocation: " + pageEval(`location.pathname + location.search`) + "\nconsole:\n" + con.String()
 	}
 
 	// The browser joins, then sends its sealed hello.
@@ -138,13 +140,13 @@ func viewerScenario(t *testing.T, ctx context.Context, b *browser, base string, 
 	}
 	peerID = strings.TrimSuffix(peerID, "+hello")
 
-	if got := page(`location.pathname + location.search`); got != "/w/demo/view?c="+ch.ID() {
+	if got := pageEval(`location.pathname + location.search`); got != "/w/demo/view?c="+ch.ID() {
 		t.Errorf("page location %q, want the redirect target /w/demo/view?c=%s", got, ch.ID())
 	}
-	if got := page(`location.hash.startsWith('#k=') ? 'kept' : 'lost'`); got != "kept" {
+	if got := pageEval(`location.hash.startsWith('#k=') ? 'kept' : 'lost'`); got != "kept" {
 		t.Errorf("the #k fragment was %s across the redirect", got)
 	}
-	if got := page(`document.getElementById('meta').textContent`); !strings.Contains(got, `"nameHint": "王_明"`) {
+	if got := pageEval(`document.getElementById('meta').textContent`); !strings.Contains(got, `"nameHint": "王_明"`) {
 		t.Errorf("meta on the page = %q", got)
 	}
 
@@ -157,27 +159,28 @@ func viewerScenario(t *testing.T, ctx context.Context, b *browser, base string, 
 		if time.Now().After(end) {
 			t.Fatalf("the decrypted frame did not appear in 15 s; frames: %q\n%s", shown, diagnose())
 		}
-		shown = page(`Array.from(document.querySelectorAll('#frames .frame pre'), e => e.textContent).join('\n')`)
+		shown = pageEval(`Array.from(document.querySelectorAll('#frames .frame pre'), e => e.textContent).join('\n')`)
 	}
 	// Go marshals map keys sorted; the page pretty-prints what it decrypted.
 	if want := "{\n  \"code\": \"" + code + "\",\n  \"t\": \"code\"\n}"; shown != want {
 		t.Errorf("frames on the page = %q, want %q", shown, want)
 	}
-	if got := page(`document.getElementById('status').dataset.state + ' ' + document.getElementById('count').textContent + ' ' + document.getElementById('dropped').textContent`); got != "live 1 0" {
+	if got := pageEval(`document.getElementById('status').dataset.state + ' ' + document.getElementById('count').textContent + ' ' + document.getElementById('dropped').textContent`); got != "live 1 0" {
 		t.Errorf("state, count, dropped = %q, want \"live 1 0\"", got)
 	}
+	shoot(t, tab, "viewer-"+map[bool]string{true: "sse", false: "websocket"}[len(before) > 0])
 
 	if err := ch.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if got := page(`document.getElementById('status').dataset.state + ' ' + document.getElementById('status').textContent`); got == "closed 分享已结束" {
+		if got := pageEval(`document.getElementById('status').dataset.state + ' ' + document.getElementById('status').textContent`); got == "closed 分享已结束" {
 			break
 		} else if time.Now().After(end) {
 			t.Fatalf("after Close the page shows %q\n%s", got, diagnose())
 		}
 	}
-	if logs := b.console(); strings.Contains(logs, "Content Security Policy") || strings.Contains(logs, "exceptionThrown") {
-		t.Errorf("the page logged CSP violations or exceptions:\n%s", logs)
+	if p := con.problems(); len(p) > 0 {
+		t.Errorf("the page logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
 	}
 }

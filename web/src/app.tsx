@@ -1,0 +1,395 @@
+// The app shell: a client-side router over the History API, the tab bar
+// (phone) or side bar (desktop), and the pages.
+import { render } from 'preact';
+import { signal, effect } from '@preact/signals';
+import { useEffect, useState, useRef } from 'preact/hooks';
+import { api, get, post, put, del, callTool, stream, APIError, SSEEvent, setToken } from './api';
+import { t, locale, langChoice, themeChoice, setLang, setTheme, applyDoc, Key } from './i18n';
+import { GenUI, GNode, Action, Skeleton, Icon } from './genui';
+import { renderMarkdown } from './markdown';
+import { toolSchema, checkInput } from './schema';
+
+export const route = signal(location.pathname);
+export function go(path: string) { if (path !== location.pathname) history.pushState(null, '', path); route.value = path; window.scrollTo(0, 0); }
+window.addEventListener('popstate', () => { route.value = location.pathname; });
+
+const toast = signal('');
+function say(msg: string) { toast.value = msg; setTimeout(() => { if (toast.value === msg) toast.value = ''; }, 4000); }
+function errText(e: unknown) { return e instanceof Error ? e.message : String(e); }
+
+function Link({ href, children, ...rest }: any) {
+  return <a href={href} {...rest} onClick={(e: MouseEvent) => { if (e.ctrlKey || e.metaKey || e.button) return; e.preventDefault(); go(href); }}>{children}</a>;
+}
+
+// --- running a tool as the user, with the host's confirmation when asked ---
+const effects: Record<string, Key> = { read: 'effect.read', write: 'effect.write', money: 'effect.money', public: 'effect.public', device: 'effect.device' };
+export function effectName(e: string) { return effects[e] ? t(effects[e]) : e; }
+export function argsText(input: any): string {
+  if (!input || typeof input !== 'object') return '';
+  return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
+}
+async function runAsUser(tool: string, args: any) {
+  let r = await callTool(tool, args);
+  if (r.status === 'confirm' && r.confirmation) {
+    const c = r.confirmation;
+    const ok = window.confirm(t('confirm.ask', { title: c.title || c.tool || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
+    const a = await post(`/v1/confirmations/${encodeURIComponent(c.id)}`, { approve: ok });
+    if (!ok) throw new Error(t('confirm.denied'));
+    r = a;
+  }
+  return r;
+}
+
+// --- a drawn document: widget, screen or inline ---
+interface DrawReq { plugin?: string; widget?: string; screen?: string; document?: any; tool?: string; args?: any; size?: string }
+interface DrawRep { state: string; error?: string; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
+
+export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: string) => void; heading?: boolean }) {
+  const [rep, setRep] = useState<DrawRep | null>(null);
+  const [err, setErr] = useState('');
+  const [form, setForm] = useState<Record<string, any>>({});
+  const [problems, setProblems] = useState<string[]>([]);
+  const seq = useRef(0);
+  const load = async (refresh = false, f = form) => {
+    const n = ++seq.current;
+    try {
+      const body: any = { ...req, locale: locale.value, form: f, refresh };
+      if (body.document && typeof body.document !== 'string') body.document = body.document;
+      const r = await post<DrawRep>('/v1/ui/draw', body);
+      if (n !== seq.current) return;
+      arrived.current = performance.now();
+      setRep(r); setErr('');
+      if (r.drawn && onTitle) onTitle(r.drawn.title);
+    } catch (e) { if (n === seq.current) setErr(errText(e)); }
+  };
+  const key = JSON.stringify(req) + locale.value;
+  const arrived = useRef(0);
+  useEffect(() => { setRep(null); load(); }, [key]);
+  // Speed (docs/PERFORMANCE.md): from the draw reply's arrival to the committed DOM.
+  useEffect(() => { if (arrived.current) { performance.measure('harness:widget', { start: arrived.current, end: performance.now() }); arrived.current = 0; } }, [rep]);
+  // The host owns refresh: the document's refresh interval re-reads through its cache while shown.
+  useEffect(() => {
+    const s = rep?.drawn?.refresh;
+    if (!s) return;
+    const id = setInterval(() => { if (document.visibilityState === 'visible') load(); }, Math.max(60, s) * 1000);
+    return () => clearInterval(id);
+  }, [rep?.drawn?.refresh, key]);
+  const timer = useRef<any>(0);
+  const ctx = {
+    form,
+    onField: (name: string, v: any) => { const f = { ...form, [name]: v }; setForm(f); clearTimeout(timer.current); timer.current = setTimeout(() => load(false, f), 200); },
+    onAction: async (a: Action) => {
+      clearTimeout(timer.current);
+      try {
+        const tool = a.tool.includes('__') || a.tool.includes('.') || !req.plugin ? a.tool : `${req.plugin}__${a.tool}`;
+        const problems = checkInput(await toolSchema(tool), a.args || {});
+        if (problems.length) { setProblems(problems); return; }
+        setProblems([]);
+        await runAsUser(tool, a.args);
+        say(t('action.done'));
+        if (a.then !== 'none') load(true);
+      } catch (e) { say(errText(e)); }
+    },
+  };
+  if (err) return <div class="state error" role="alert"><p>{t('state.error')}</p><p class="detail">{err}</p><button type="button" onClick={() => load(true)}>{t('action.retry')}</button></div>;
+  if (!rep) return <Skeleton />;
+  if (rep.state === 'signin') return <div class="state signin"><Icon name="lock" /><p>{t('state.signin', { service: rep.service || '' })}</p><Link href="/settings/campus" class="btn">{t('action.signin')}</Link></div>;
+  if (rep.state === 'verify') return <div class="state verify"><Icon name="key" /><p>{t('state.verify')}</p><Link href="/chat" class="btn">{t('action.openChat')}</Link></div>;
+  if (rep.state === 'error') return <div class="state error" role="alert"><p>{t('state.error')}</p><p class="detail">{rep.error}</p><button type="button" onClick={() => load(true)}>{t('action.retry')}</button></div>;
+  return (
+    <div class="drawn">
+      {heading && rep.drawn ? <h1>{rep.drawn.title}</h1> : null}
+      <GenUI node={rep.drawn!.root} ctx={ctx} />
+      {problems.length ? <ul class="problems" role="alert">{problems.map((p) => <li>{p}</li>)}</ul> : null}
+    </div>
+  );
+}
+
+// --- dashboard ---
+interface Card { id: string; widget?: string; document?: any; tool?: string; args?: any; size: string; config?: any }
+const board = signal<Card[] | null>(null);
+const boardErr = signal('');
+async function loadBoard() {
+  try { const r = await callTool('dashboard__list', {}); board.value = r.result?.widgets || []; boardErr.value = ''; } catch (e) { boardErr.value = errText(e); }
+}
+
+function CardView({ card }: { card: Card }) {
+  const [title, setTitle] = useState(card.widget || card.tool || '');
+  const [menu, setMenu] = useState(false);
+  const req: DrawReq = card.widget
+    ? { plugin: card.widget.split('.')[0], widget: card.widget.split('.').slice(1).join('.'), size: card.size }
+    : { document: typeof card.document === 'string' ? JSON.parse(card.document) : card.document, tool: card.tool, args: card.args, size: card.size };
+  const upsert = async (size: string) => {
+    setMenu(false);
+    try { await runAsUser('dashboard__upsertWidget', card.widget ? { id: card.id, widget: card.widget, size, config: card.config } : { id: card.id, document: JSON.stringify(card.document), tool: card.tool, args: card.args, size }); loadBoard(); } catch (e) { say(errText(e)); }
+  };
+  const remove = async () => { setMenu(false); try { await runAsUser('dashboard__removeWidget', { id: card.id }); loadBoard(); } catch (e) { say(errText(e)); } };
+  return (
+    <section class={`card size-${card.size}`} aria-label={title} data-card={card.id}>
+      <header>
+        <h2>{title}</h2>
+        <div class="menu">
+          <button type="button" class="icon" aria-haspopup="menu" aria-expanded={menu} aria-label={t('widget.menu', { name: title })} onClick={() => setMenu(!menu)}>⋯</button>
+          {menu ? (
+            <div role="menu" class="popup" onKeyDown={(e) => { if (e.key === 'Escape') setMenu(false); }}>
+              {['sm', 'md', 'lg'].map((s) => <button type="button" role="menuitemradio" aria-checked={card.size === s} onClick={() => upsert(s)}>{t(('size.' + s) as Key)}</button>)}
+              <button type="button" role="menuitem" class="destructive" onClick={remove}>{t('widget.remove')}</button>
+            </div>
+          ) : null}
+        </div>
+      </header>
+      <Drawn req={req} onTitle={setTitle} />
+    </section>
+  );
+}
+
+function AddWidget({ onClose }: { onClose: () => void }) {
+  const [plugins, setPlugins] = useState<any[] | null>(null);
+  useEffect(() => {
+    get('/v1/plugins').then(async (r) => {
+      const list = r.plugins || [];
+      const full = await Promise.all(list.filter((p: any) => p.enabled !== false).map((p: any) => get(`/v1/plugins/${encodeURIComponent(p.id)}`).catch(() => null)));
+      setPlugins(full.filter((p) => p && (p.plugin?.declarations?.widgets?.length || p.declarations?.widgets?.length)));
+    }).catch((e) => say(errText(e)));
+  }, []);
+  const add = async (w: string) => { try { await runAsUser('dashboard__upsertWidget', { widget: w, size: 'md' }); onClose(); loadBoard(); } catch (e) { say(errText(e)); } };
+  return (
+    <div class="sheet" role="dialog" aria-modal="true" aria-labelledby="add-title">
+      <h2 id="add-title">{t('dashboard.add')}</h2>
+      {!plugins ? <Skeleton /> : plugins.length === 0 ? <p>{t('dashboard.noWidgets')}</p> : (
+        <ul class="plain">
+          {plugins.flatMap((p) => { const pl = p.plugin || p; return (pl.declarations.widgets || []).map((w: any) => { const name = typeof w === 'string' ? w : w.name; return <li><button type="button" onClick={() => add(`${pl.id}.${name}`)}>{pl.name} · {typeof w === 'object' && w.title ? w.title : name}</button></li>; }); })}
+        </ul>
+      )}
+      <button type="button" onClick={onClose}>{t('action.close')}</button>
+    </div>
+  );
+}
+
+function Dashboard() {
+  const [adding, setAdding] = useState(false);
+  useEffect(() => { loadBoard(); }, []);
+  return (
+    <main id="main" tabIndex={-1}>
+      <div class="page-head"><h1>{t('nav.dashboard')}</h1><button type="button" onClick={() => setAdding(true)}>{t('dashboard.add')}</button></div>
+      {boardErr.value ? <div class="state error" role="alert"><p>{boardErr.value}</p><button type="button" onClick={loadBoard}>{t('action.retry')}</button></div>
+        : board.value === null ? <Skeleton rows={4} />
+        : board.value.length === 0 ? <div class="state empty"><p>{t('dashboard.empty')}</p><button type="button" onClick={() => setAdding(true)}>{t('dashboard.add')}</button></div>
+        : <div class="grid">{board.value.map((c) => <CardView key={c.id + c.size} card={c} />)}</div>}
+      {adding ? <AddWidget onClose={() => setAdding(false)} /> : null}
+    </main>
+  );
+}
+
+// --- chat ---
+interface Item { kind: 'user' | 'text' | 'tool' | 'confirm' | 'question' | 'error' | 'ui'; [k: string]: any }
+function Chat({ id }: { id?: string }) {
+  const [convs, setConvs] = useState<any[]>([]);
+  const [items, setItems] = useState<Item[]>([]);
+  const [input, setInput] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [cmds, setCmds] = useState<any[]>([]);
+  const abort = useRef<AbortController | null>(null);
+  const conv = useRef<string | undefined>(id);
+  const listRef = useRef<HTMLDivElement>(null);
+  const refreshList = () => get('/v1/conversations').then((r) => setConvs(r.conversations || [])).catch(() => {});
+  useEffect(() => { refreshList(); get('/v1/commands').then((r) => setCmds(r.commands || [])).catch(() => setCmds([])); }, []);
+  useEffect(() => {
+    conv.current = id;
+    setItems([]);
+    if (!id) return;
+    get(`/v1/conversations/${encodeURIComponent(id)}`).then((r) => {
+      const out: Item[] = [];
+      for (const m of r.conversation?.messages || []) {
+        const msg = m.message || m;
+        if (msg.role === 'user') out.push({ kind: 'user', text: msg.content });
+        else if (msg.role === 'assistant' && msg.content) out.push({ kind: 'text', text: msg.content });
+        if (msg.role === 'assistant') for (const c of msg.toolCalls || []) out.push({ kind: 'tool', tool: c.name, done: true });
+      }
+      setItems(out);
+    }).catch((e) => say(errText(e)));
+  }, [id]);
+  useEffect(() => { listRef.current?.lastElementChild?.scrollIntoView({ block: 'end' }); }, [items.length]);
+  const update = (f: (list: Item[]) => Item[]) => setItems((l) => f(l.slice()));
+  const onEvent = (e: SSEEvent) => {
+    if (e.type === 'text') performance.mark('harness:sse-text');
+    update((l) => {
+      const last = l[l.length - 1];
+      switch (e.type) {
+        case 'text':
+          if (last && last.kind === 'text' && last.live) l[l.length - 1] = { ...last, text: last.text + e.text };
+          else l.push({ kind: 'text', text: e.text, live: true });
+          break;
+        case 'tool_call': l.push({ kind: 'tool', id: e.callId, tool: e.tool, title: e.title, effect: e.effect, input: e.input }); break;
+        case 'tool_result': {
+          const i = l.findIndex((x) => x.kind === 'tool' && x.id === e.callId);
+          if (i >= 0) l[i] = { ...l[i], done: true, error: e.error, untrusted: e.untrusted, result: e.result };
+          if (e.tool === 'ui__render' && e.result?.document) l.push({ kind: 'ui', document: e.result.document });
+          break;
+        }
+        case 'confirmation': l.push({ ...e, kind: 'confirm' }); break;
+        case 'question': l.push({ ...e, kind: 'question', qkind: e.kind }); break;
+        case 'error': l.push({ kind: 'error', text: e.message || e.kind }); break;
+        case 'done': for (const x of l) if (x.live) x.live = false; break;
+      }
+      return l;
+    });
+  };
+  const send = async (text: string) => {
+    if (!text.trim() || busy) return;
+    setInput(''); setBusy(true);
+    update((l) => [...l, { kind: 'user', text }]);
+    try {
+      if (!conv.current) {
+        const c = await post('/v1/conversations', { title: text.slice(0, 40) });
+        conv.current = c.id;
+        history.replaceState(null, '', `/chat/${c.id}`);
+        refreshList();
+      }
+      abort.current = new AbortController();
+      await stream(`/v1/conversations/${encodeURIComponent(conv.current!)}/messages`, { text }, onEvent, abort.current.signal);
+    } catch (e) {
+      if ((e as any)?.name !== 'AbortError') update((l) => [...l, { kind: 'error', text: errText(e) }]);
+    } finally { setBusy(false); abort.current = null; refreshList(); }
+  };
+  const stop = async () => { if (conv.current) await post(`/v1/conversations/${encodeURIComponent(conv.current)}/cancel`, {}).catch(() => {}); abort.current?.abort(); };
+  const answer = async (it: Item, approve: boolean) => {
+    try {
+      await post(`/v1/conversations/${encodeURIComponent(conv.current!)}/confirmations/${encodeURIComponent(it.id)}`, { approve });
+      update((l) => l.map((x) => (x === it ? { ...x, answered: approve ? 'approved' : 'denied' } : x)));
+    } catch (e) { say(errText(e)); }
+  };
+  const respond = async (it: Item, values: Record<string, any> | null) => {
+    try {
+      await post(`/v1/conversations/${encodeURIComponent(conv.current!)}/questions/${encodeURIComponent(it.id)}`, values ? { answer: values } : { decline: true });
+      update((l) => l.map((x) => (x === it ? { ...x, answered: values ? 'answered' : 'declined' } : x)));
+    } catch (e) { say(errText(e)); }
+  };
+  const slash = input.startsWith('/') && !input.includes(' ');
+  const matches = slash ? cmds.filter((c) => ('/' + c.name).startsWith(input) || (c.aliases || []).some((a: string) => ('/' + a).startsWith(input))).slice(0, 8) : [];
+  return (
+    <main id="main" tabIndex={-1} class="chat">
+      <aside class="convs" aria-label={t('chat.conversations')}>
+        <button type="button" onClick={() => { conv.current = undefined; go('/chat'); setItems([]); }}>{t('chat.new')}</button>
+        <ul class="plain">{convs.map((c) => <li><Link href={`/chat/${c.id}`} aria-current={c.id === conv.current ? 'page' : undefined}>{c.title || c.id}</Link></li>)}</ul>
+      </aside>
+      <section class="thread">
+        <div class="messages" ref={listRef} aria-live="polite">
+          {items.length === 0 ? <p class="hint">{t('chat.hint')}</p> : null}
+          {items.map((it, i) => {
+            switch (it.kind) {
+              case 'user': return <div key={i} class="msg user"><p>{it.text}</p></div>;
+              case 'text': return <div key={i} class="msg bot" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />;
+              case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{it.title || it.tool}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}</div>;
+              case 'ui': return <div key={i} class="inline-ui"><Drawn req={{ document: it.document }} /></div>;
+              case 'confirm': return (
+                <div key={i} class="confirm-card" role="group" aria-label={t('confirm.title')}>
+                  <p class="title">{t('confirm.title')}: <strong>{it.title || it.tool}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
+                  {argsText(it.input) ? <p class="args">{argsText(it.input)}</p> : null}
+                  {it.reason ? <p class="detail">{it.reason}</p> : null}
+                  {it.answered ? <p class="answered">{t(it.answered === 'approved' ? 'confirm.approved' : 'confirm.denied')}</p> : (
+                    <div class="actions"><button type="button" class="primary" onClick={() => answer(it, true)}>{t('confirm.approve')}</button><button type="button" onClick={() => answer(it, false)}>{t('confirm.deny')}</button></div>
+                  )}
+                </div>);
+              case 'question': return <Question key={i} it={it} onAnswer={(v) => respond(it, v)} />;
+              case 'error': return <div key={i} class="msg error" role="alert">{it.text}</div>;
+            }
+            return null;
+          })}
+        </div>
+        <form class="composer" onSubmit={(e) => { e.preventDefault(); send(input); }}>
+          {matches.length ? (
+            <ul class="slash" role="listbox" aria-label={t('chat.commands')}>
+              {matches.map((c) => <li role="option"><button type="button" onClick={() => setInput('/' + c.name + ' ')}><code>/{c.name}</code> {(c.aliases || []).map((a: string) => <code class="alias">/{a}</code>)} <span class="hint">{c.hint || c.description || ''}</span></button></li>)}
+            </ul>
+          ) : null}
+          <label for="composer-input" class="sr-only">{t('chat.message')}</label>
+          <textarea id="composer-input" rows={1} value={input} placeholder={t('chat.placeholder')} onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(input); } }} />
+          {busy ? <button type="button" class="destructive" onClick={stop}>{t('chat.stop')}</button> : <button type="submit" class="primary" disabled={!input.trim()}>{t('chat.send')}</button>}
+        </form>
+      </section>
+    </main>
+  );
+}
+
+function Question({ it, onAnswer }: { it: Item; onAnswer: (v: Record<string, any> | null) => void }) {
+  const fields: any[] = Array.isArray(it.fields) && it.fields.length ? it.fields : [{ name: 'code', label: it.qkind === 'verification_required' ? t('question.code') : t('question.answer') }];
+  const [vals, setVals] = useState<Record<string, string>>({});
+  if (it.answered) return <div class="question"><p>{it.message}</p><p class="answered">{t(it.answered === 'answered' ? 'question.answered' : 'question.declined')}</p></div>;
+  return (
+    <form class="question" onSubmit={(e) => { e.preventDefault(); onAnswer(vals); }}>
+      <p>{it.message || t('question.title')}</p>
+      {fields.map((f, i) => { const name = f.name || f.key || 'field' + i; return <div class="g-field"><label for={`q-${it.id}-${name}`}>{f.label || f.title || name}</label><input id={`q-${it.id}-${name}`} autocomplete="one-time-code" value={vals[name] || ''} onInput={(e) => setVals({ ...vals, [name]: (e.target as HTMLInputElement).value })} /></div>; })}
+      <div class="actions"><button type="submit" class="primary">{t('question.send')}</button><button type="button" onClick={() => onAnswer(null)}>{t('question.decline')}</button></div>
+    </form>
+  );
+}
+
+import { Plugins, PluginPage, Install, Settings } from './plugins';
+
+function Nav() {
+  const r = route.value;
+  const tabs: [string, Key, string][] = [['/', 'nav.dashboard', 'chart'], ['/chat', 'nav.chat', 'sparkles'], ['/plugins', 'nav.plugins', 'star'], ['/settings', 'nav.settings', 'key']];
+  return (
+    <nav class="tabs" aria-label={t('nav.label')}>
+      <span class="brand">{t('app.name')}</span>
+      {tabs.map(([href, key, icon]) => { const cur = href === '/' ? r === '/' : r.startsWith(href); return <Link href={href} aria-current={cur ? 'page' : undefined}><Icon name={icon} /><span>{t(key)}</span></Link>; })}
+    </nav>
+  );
+}
+
+function Screen({ plugin, screen, modal }: { plugin: string; screen: string; modal?: boolean }) {
+  return <main id="main" tabIndex={-1} class={modal ? 'modal-screen' : ''}>{modal ? <button type="button" onClick={() => history.back()}>{t('action.close')}</button> : null}<Drawn req={{ plugin, screen, size: 'lg' }} heading /></main>;
+}
+
+function Page() {
+  const r = route.value;
+  let m: RegExpMatchArray | null;
+  if (r === '/' || r === '') return <Dashboard />;
+  if ((m = r.match(/^\/chat(?:\/([^/]+))?$/))) return <Chat id={m[1] ? decodeURIComponent(m[1]) : undefined} />;
+  if ((m = r.match(/^\/(p|m)\/([^/]+)\/([^/]+)$/))) return <Screen plugin={decodeURIComponent(m[2])} screen={decodeURIComponent(m[3])} modal={m[1] === 'm'} />;
+  if (r === '/plugins') return <Plugins />;
+  if (r === '/install') return <Install />;
+  if ((m = r.match(/^\/plugins\/([^/]+)$/))) return <PluginPage id={decodeURIComponent(m[1])} />;
+  if ((m = r.match(/^\/settings(?:\/([^/]+))?$/))) return <Settings page={m[1]} />;
+  return <main id="main"><h1>{t('notFound')}</h1><Link href="/">{t('nav.dashboard')}</Link></main>;
+}
+
+export { say, errText, Link, runAsUser };
+
+function App() {
+  const [needToken, setNeed] = useState(false);
+  useEffect(() => { get('/v1/health').catch((e) => { if (e instanceof APIError && e.status === 401) setNeed(true); }); }, []);
+  void langChoice.value; void themeChoice.value;
+  if (needToken) return <TokenForm />;
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">{t('app.skip')}</a>
+      <Nav />
+      <Page />
+      {toast.value ? <div class="toast" role="status">{toast.value}</div> : <div class="toast-empty" role="status" />}
+    </div>
+  );
+}
+
+function TokenForm() {
+  const [v, setV] = useState('');
+  return (
+    <main id="main" class="token">
+      <form onSubmit={(e) => { e.preventDefault(); setToken(v.trim()); location.reload(); }}>
+        <h1>{t('token.title')}</h1><p>{t('token.text')}</p>
+        <label for="token">{t('token.label')}</label><input id="token" type="password" autocomplete="off" value={v} onInput={(e) => setV((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="primary">{t('token.save')}</button>
+      </form>
+    </main>
+  );
+}
+
+effect(() => { void locale.value; void themeChoice.value; applyDoc(); });
+render(<App />, document.getElementById('app')!);
+// The first Markdown render pays for marked's and DOMPurify's set-up (tens of ms); do it while
+// idle so the first streamed token does not.
+const idle = (window as any).requestIdleCallback || ((f: () => void) => setTimeout(f, 200));
+idle(() => renderMarkdown('**warm** [up](https://example.invalid)\n- a\n\n`b`'));
+void api; void put; void del;
