@@ -463,9 +463,16 @@ func (r *run) renderText(ctx context.Context, s expr.Vars, f *plugin.TemplateFie
 	if err != nil {
 		return "", err
 	}
-	txt, err := expr.ToText(v)
+	txt, err := expr.TextOf(v, expr.MaxText, expr.ContextCharger(ctx, r.budget))
 	if err != nil {
-		return "", &Error{Kind: KindExpression, Msg: err.Error(), File: f.File, Pos: f.Pos, err: err}
+		e := walkErr(ctx, err, "text")
+		if e.Kind != KindLimit {
+			e = &Error{Kind: KindExpression, Msg: err.Error(), err: err}
+		}
+		if e.File == "" {
+			e.File, e.Pos = f.File, f.Pos
+		}
+		return "", e
 	}
 	return txt, nil
 }

@@ -1,0 +1,46 @@
+package interp_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pkuinfo/harness/interp"
+)
+
+// TestRequestWalksCharged sends a request whose json, form, query or body is
+// a value of shared parts (2^22 leaves built in 22 steps): encoding it is
+// charged to the run's budget as it walks, so the run stops at the budget
+// instead of walking millions of values for free.
+func TestRequestWalksCharged(t *testing.T) {
+	rt := testServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("{}"))
+	}))
+	const big = `range(22).reduce((acc, i) => [acc, acc], "x")`
+	tests := []struct{ name, request string }{
+		{"json", `{ url: 'https://a.example.com/j', method: POST, json: '${` + big + `}' }`},
+		{"form", `{ url: 'https://a.example.com/f', method: POST, form: { a: '${` + big + `}' } }`},
+		{"query", `{ url: 'https://a.example.com/q', query: { a: '${[` + big + `]}' } }`},
+		{"body", `{ url: 'https://a.example.com/b', method: POST, body: '${` + big + `}' }`},
+		{"url", `{ url: 'https://a.example.com/${` + big + `}' }`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadPlugin(t, map[string]string{"main": `title: T
+description: d
+effect: read
+steps:
+  - let: r
+    request: ` + tc.request + `
+return: r
+`})
+			_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{Transport: rt})
+			var e *interp.Error
+			if !errors.As(err, &e) || e.Kind != interp.KindLimit || !strings.Contains(e.Msg, "operations") {
+				t.Fatalf("err = %v (kind %q), want the operations limit", err, e.Kind)
+			}
+		})
+	}
+}
