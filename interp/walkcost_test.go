@@ -44,3 +44,49 @@ return: r
 		})
 	}
 }
+
+// TestExtractCharged attacks extract: a page of 200,000 "<br>" parsed from a
+// string (each element a node of some 200 bytes in memory, where the text is
+// 4 bytes), three times; and a field's match pipe scanning 100 KB of text
+// with a pattern of hundreds of instructions, for each of 20 items. Both are
+// charged as html() and match() are, so both stop at the budget.
+func TestExtractCharged(t *testing.T) {
+	tests := []struct{ name, steps string }{
+		{"parse", `  - let: page
+    value: range(200).map(i => repeat("<br>", 1000)).join("")
+  - let: r1
+    extract:
+      from: page
+      each: p
+      fields: { x: a }
+  - let: r2
+    extract:
+      from: page
+      each: p
+      fields: { x: a }
+  - let: r
+    extract:
+      from: page
+      each: p
+      fields: { x: a }
+`},
+		{"match", `  - let: page
+    value: range(20).map(i => "<p>" + range(100).map(j => repeat("a", 1000)).join("") + "</p>").join("")
+  - let: r
+    extract:
+      from: page
+      each: p
+      fields: { x: '. | text | match "([ab]{300}z)"' }
+`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadPlugin(t, map[string]string{"main": "title: T\ndescription: d\neffect: read\nsteps:\n" + tc.steps + "return: len(r)\n"})
+			_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{})
+			var e *interp.Error
+			if !errors.As(err, &e) || e.Kind != interp.KindLimit || !strings.Contains(e.Msg, "operations") {
+				t.Fatalf("err = %v, want the operations limit", err)
+			}
+		})
+	}
+}
