@@ -316,7 +316,7 @@ func (r *run) callTool(ctx context.Context, t *plugin.Tool, input any, depth int
 	if t.Env == nil {
 		return nil, errf(KindInput, "tool %s did not load (the plugin has validation errors)", t.Name)
 	}
-	in, err := validateInput(t, t.Env, input)
+	in, err := validateInput(ctx, t, t.Env, input, r.budget)
 	if err != nil {
 		return nil, err
 	}

@@ -90,3 +90,36 @@ func TestExtractCharged(t *testing.T) {
 		})
 	}
 }
+
+// TestInputPatternCharged sends an input of 1 MB to a tool whose field must
+// match a pattern of hundreds of instructions: the scan is charged as test()
+// is (text length times program size), before it runs, so the call stops at
+// the budget rather than scanning for seconds for free. A long value that
+// does not match is shown cut short in the error.
+func TestInputPatternCharged(t *testing.T) {
+	p := loadPlugin(t, map[string]string{"main": `title: T
+description: d
+effect: read
+input:
+  a: { type: string, pattern: '[ab]{400}z' }
+  b: { type: string, optional: true, pattern: '[ab]{3}z' }
+return: input.a
+`})
+	big := strings.Repeat("a", 1<<20)
+	in := fromJSON(t, `{"a":"`+big+`"}`)
+	_, err := interp.Run(context.Background(), p, "main", in, interp.Options{})
+	var e *interp.Error
+	if !errors.As(err, &e) || e.Kind != interp.KindLimit || !strings.Contains(e.Msg, "operations") {
+		t.Fatalf("err = %v, want the operations limit", err)
+	}
+	_, err = interp.CheckInput(p.Tool("main"), in)
+	if !errors.As(err, &e) || e.Kind != interp.KindLimit {
+		t.Fatalf("CheckInput: err = %v, want the operations limit", err)
+	}
+
+	in = fromJSON(t, `{"a":"`+big[:1000]+`z","b":"`+big[:400000]+`"}`)
+	_, err = interp.Run(context.Background(), p, "main", in, interp.Options{})
+	if !errors.As(err, &e) || e.Kind != interp.KindInput || len(e.Msg) > 200 || !strings.Contains(e.Msg, `input.b: must match [ab]{3}z (got "aaaa`) {
+		t.Fatalf("err = %v, want a short input error", err)
+	}
+}
