@@ -123,3 +123,28 @@ return: input.a
 		t.Fatalf("err = %v, want a short input error", err)
 	}
 }
+
+// TestInputErrorShowsLittle sends 1 MB values that are not among a field's
+// enum: the error shows 40 characters of each, having encoded a few hundred
+// bytes of it rather than the whole value (and its runes) to cut it.
+func TestInputErrorShowsLittle(t *testing.T) {
+	p := loadPlugin(t, map[string]string{"main": `title: T
+description: d
+effect: read
+input:
+  day: { enum: [today, tomorrow] }
+return: input.day
+`})
+	big := strings.Repeat("日", 1<<18)
+	for _, in := range []any{fromJSON(t, `{"day":"`+big+`"}`), fromJSON(t, `{"day":["`+big+`"]}`)} {
+		var err error
+		alloc := allocDuring(func() { _, err = interp.CheckInput(p.Tool("main"), in) })
+		var e *interp.Error
+		if !errors.As(err, &e) || e.Kind != interp.KindInput || len(e.Msg) > 300 {
+			t.Fatalf("err = %v, want a short input error", err)
+		}
+		if alloc > 64<<10 {
+			t.Errorf("the error allocated %d bytes to show a 768 KB value", alloc)
+		}
+	}
+}
