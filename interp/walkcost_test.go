@@ -148,3 +148,36 @@ return: input.day
 		}
 	}
 }
+
+// TestReplyOfManyValuesCharged answers `as: json` with 2 MB of empty
+// objects (some 700,000 values, each several allocations) and `as: html`
+// with 2 MB of "<br>" (500,000 elements): the reply is parsed by the json and
+// html built-ins, charged per value or node before the parse, so one reply
+// is over the budget, where its kilobytes alone would cost some 2,000.
+func TestReplyOfManyValuesCharged(t *testing.T) {
+	rt := testServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/json" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("[" + strings.Repeat("{},", 2<<20/3-2) + "{}]"))
+			return
+		}
+		w.Write([]byte(strings.Repeat("<br>", 2<<20/4-1)))
+	}))
+	for _, as := range []string{"json", "html"} {
+		t.Run(as, func(t *testing.T) {
+			p := loadPlugin(t, map[string]string{"main": `title: T
+description: d
+effect: read
+steps:
+  - let: r
+    request: { url: 'https://a.example.com/` + as + `', as: ` + as + ` }
+return: "1"
+`})
+			_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{Transport: rt})
+			var e *interp.Error
+			if !errors.As(err, &e) || e.Kind != interp.KindLimit || !strings.Contains(e.Msg, "operations") {
+				t.Fatalf("err = %v, want the operations limit", err)
+			}
+		})
+	}
+}
