@@ -66,12 +66,24 @@ func (r *run) extract(ctx context.Context, s *scope, st *plugin.Step) (any, erro
 	if root == nil {
 		return []any{}, nil
 	}
-	each, err := compileSelector(ex.Each)
-	if err != nil {
+	if _, err := compileSelector(ex.Each); err != nil {
 		return nil, errf(KindExpression, "extract each: bad selector %q: %v", ex.Each, err)
 	}
 	base := r.baseURL(ex.From, root)
-	matches := cascadia.QueryAll(root, each)
+	// select() matches as the built-in does: charged per element and step tried, and
+	// memoized, so a selector of many descendant steps cannot try every chain of ancestors.
+	sel, err := r.builtin(ctx, s, "select(v, arg)", &expr.Node{N: root}, ex.Each)
+	if err != nil {
+		if e := walkErr(ctx, err, "extract each"); e.Kind == KindLimit {
+			return nil, e
+		}
+		return nil, errf(KindExpression, "extract each: bad selector %q: %v", ex.Each, err)
+	}
+	found, _ := sel.([]any)
+	matches := make([]*html.Node, len(found))
+	for i, x := range found {
+		matches[i] = x.(*expr.Node).N
+	}
 	if st.Limit > 0 && len(matches) > st.Limit {
 		matches = matches[:st.Limit]
 	}
@@ -146,15 +158,21 @@ func (r *run) field(ctx context.Context, s *scope, m *html.Node, f *plugin.Extra
 	if sel == "" || sel == "." {
 		v = &expr.Node{N: m}
 	} else {
-		c, err := compileSelector(sel)
-		if err != nil {
+		if _, err := compileSelector(sel); err != nil {
 			return nil, errf(KindExpression, "extract field %s: bad selector %q: %v", f.Name, sel, err)
 		}
-		n := cascadia.Query(m, c)
+		// first() matches as the built-in does, charged and memoized (see extract).
+		n, err := r.builtin(ctx, s, "first(v, arg)", &expr.Node{N: m}, sel)
+		if err != nil {
+			if e := walkErr(ctx, err, "extract field "+f.Name); e.Kind == KindLimit {
+				return nil, e
+			}
+			return nil, errf(KindExpression, "extract field %s: bad selector %q: %v", f.Name, sel, err)
+		}
 		if n == nil {
 			return nil, nil
 		}
-		v = &expr.Node{N: n}
+		v = n
 	}
 	fail := func(err error) error {
 		if e := walkErr(ctx, err, "extract field "+f.Name); e.Kind == KindLimit {

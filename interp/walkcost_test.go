@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/interp"
 )
@@ -177,6 +178,46 @@ return: "1"
 			var e *interp.Error
 			if !errors.As(err, &e) || e.Kind != interp.KindLimit || !strings.Contains(e.Msg, "operations") {
 				t.Fatalf("err = %v, want the operations limit", err)
+			}
+		})
+	}
+}
+
+// TestExtractSelectorCharged gives extract 500 nested <div>s and a selector
+// whose descendant steps cascadia alone would try in every combination of
+// ancestors (500^5 ways, for an "x" that is not there), as an item selector
+// and as a field's: matching is charged and memoized as select() and first()
+// are, so the run ends at once, with its result or a limit error.
+func TestExtractSelectorCharged(t *testing.T) {
+	for _, tc := range []struct{ name, each, field string }{
+		{"each", "x div div div div div", "."},
+		{"field", "body", "x div div div div div"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadPlugin(t, map[string]string{"main": `title: T
+description: d
+effect: read
+steps:
+  - let: r
+    extract:
+      from: repeat("<div>", 500)
+      each: '` + tc.each + `'
+      fields: { x: '` + tc.field + `' }
+return: len(r)
+`})
+			done := make(chan error, 1)
+			go func() {
+				_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				var e *interp.Error
+				if err != nil && (!errors.As(err, &e) || e.Kind != interp.KindLimit) {
+					t.Fatalf("err = %v, want a result or a limit error", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("extract still matching after 5 s")
 			}
 		})
 	}
