@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"sync"
@@ -44,24 +45,45 @@ func (r *run) extract(ctx context.Context, s *scope, st *plugin.Step) (any, erro
 	case *expr.Node:
 		root = v.N
 	case string:
-		if err := r.budget.Charge(1 + len(v)/1024); err != nil {
+		// Parsed by the html built-in, and so charged as it is: per KB and per node the
+		// parse may create, before parsing.
+		_, htmlX := parsers()
+		doc, msg, err := parseCharged(ctx, htmlX, v, r.budget)
+		if err != nil {
 			return nil, err
 		}
-		if root, err = html.Parse(strings.NewReader(v)); err != nil {
-			return nil, errf(KindExpression, "extract from: not HTML: %v", err)
+		if msg != "" {
+			return nil, errf(KindExpression, "extract from: not HTML: %s", msg)
 		}
+		n, ok := doc.(*expr.Node)
+		if !ok {
+			return nil, errf(KindExpression, "extract from: not HTML: got %s", expr.Describe(doc))
+		}
+		root = n.N
 	default:
 		return nil, errf(KindExpression, "extract from: expected HTML text or a node, got %s", expr.Describe(from))
 	}
 	if root == nil {
 		return []any{}, nil
 	}
-	each, err := compileSelector(ex.Each)
-	if err != nil {
+	if _, err := compileSelector(ex.Each); err != nil {
 		return nil, errf(KindExpression, "extract each: bad selector %q: %v", ex.Each, err)
 	}
 	base := r.baseURL(ex.From, root)
-	matches := cascadia.QueryAll(root, each)
+	// select() matches as the built-in does: charged per element and step tried, and
+	// memoized, so a selector of many descendant steps cannot try every chain of ancestors.
+	sel, err := r.builtin(ctx, s, "select(v, arg)", &expr.Node{N: root}, ex.Each)
+	if err != nil {
+		if e := walkErr(ctx, err, "extract each"); e.Kind == KindLimit {
+			return nil, e
+		}
+		return nil, errf(KindExpression, "extract each: bad selector %q: %v", ex.Each, err)
+	}
+	found, _ := sel.([]any)
+	matches := make([]*html.Node, len(found))
+	for i, x := range found {
+		matches[i] = x.(*expr.Node).N
+	}
 	if st.Limit > 0 && len(matches) > st.Limit {
 		matches = matches[:st.Limit]
 	}
@@ -136,17 +158,30 @@ func (r *run) field(ctx context.Context, s *scope, m *html.Node, f *plugin.Extra
 	if sel == "" || sel == "." {
 		v = &expr.Node{N: m}
 	} else {
-		c, err := compileSelector(sel)
-		if err != nil {
+		if _, err := compileSelector(sel); err != nil {
 			return nil, errf(KindExpression, "extract field %s: bad selector %q: %v", f.Name, sel, err)
 		}
-		n := cascadia.Query(m, c)
+		// first() matches as the built-in does, charged and memoized (see extract).
+		n, err := r.builtin(ctx, s, "first(v, arg)", &expr.Node{N: m}, sel)
+		if err != nil {
+			if e := walkErr(ctx, err, "extract field "+f.Name); e.Kind == KindLimit {
+				return nil, e
+			}
+			return nil, errf(KindExpression, "extract field %s: bad selector %q: %v", f.Name, sel, err)
+		}
 		if n == nil {
 			return nil, nil
 		}
-		v = &expr.Node{N: n}
+		v = n
 	}
 	fail := func(err error) error {
+		if e := walkErr(ctx, err, "extract field "+f.Name); e.Kind == KindLimit {
+			return e
+		}
+		var re *expr.RuntimeError
+		if errors.As(err, &re) {
+			return errf(KindExpression, "extract field %s: %s", f.Name, re.Msg)
+		}
 		return errf(KindExpression, "extract field %s: %v", f.Name, err)
 	}
 	text := func() error {
@@ -229,26 +264,24 @@ func (r *run) field(ctx context.Context, s *scope, m *html.Node, f *plugin.Extra
 			if err := text(); err != nil {
 				return nil, err
 			}
-			re, err := s.tc.t.Env.Regexp(p.Arg)
-			if err != nil {
-				return nil, fail(err)
-			}
 			str, ok := v.(string)
 			if !ok {
 				return nil, errf(KindExpression, "extract field %s: match needs text, got %s", f.Name, expr.Describe(v))
 			}
-			// Group 1 that took no part in the match is null, as in match(); "" is a group that
-			// matched empty text.
-			m := re.FindStringSubmatchIndex(str)
-			switch {
-			case m == nil:
-				v = nil
-			case len(m) > 2 && m[2] < 0:
-				v = nil
-			case len(m) > 2:
-				v = str[m[2]:m[3]]
+			// match() compiles the pattern and scans the text, each charged before it runs (by
+			// the program's size, and by the text's length times it). Group 1 that took no
+			// part in the match is null, as in match(); "" is a group that matched empty text.
+			x, err := r.builtin(ctx, s, "match(v, arg)", str, p.Arg)
+			if err != nil {
+				return nil, fail(err)
+			}
+			switch g, _ := x.([]any); {
+			case len(g) > 1:
+				v = g[1]
+			case len(g) == 1:
+				v = g[0]
 			default:
-				v = str[m[0]:m[1]]
+				v = nil
 			}
 		case "trim", "lower", "upper":
 			if err := text(); err != nil {

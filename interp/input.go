@@ -1,6 +1,8 @@
 package interp
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -20,7 +22,7 @@ import (
 // value, a string's length in characters and a list's number of items;
 // pattern is an unanchored RE2 search. Errors are of kind input and name the
 // field: `input.day: must be one of "today", "tomorrow" (got "monday")`.
-func validateInput(t *plugin.Tool, env *expr.Env, in any) (*expr.Object, error) {
+func validateInput(ctx context.Context, t *plugin.Tool, env *expr.Env, in any, b *expr.Budget) (*expr.Object, error) {
 	obj, ok := in.(*expr.Object)
 	if in == nil {
 		obj = expr.NewObject(0)
@@ -32,7 +34,7 @@ func validateInput(t *plugin.Tool, env *expr.Env, in any) (*expr.Object, error) 
 	for _, f := range t.Input {
 		declared[f.Name] = true
 		v, _ := obj.Get(f.Name)
-		v, err := checkField(t, env, f, "input."+f.Name, v)
+		v, err := checkField(ctx, t, env, f, "input."+f.Name, v, b)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +71,7 @@ func inputErr(t *plugin.Tool, f *plugin.InputField, name, format string, args ..
 
 // checkField validates and normalises one value against f; name is the
 // path shown in errors (input.rooms[2]).
-func checkField(t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string, v any) (any, error) {
+func checkField(ctx context.Context, t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string, v any, b *expr.Budget) (any, error) {
 	if s, ok := v.(string); ok && f.Trim {
 		v = strings.TrimSpace(s)
 	}
@@ -126,7 +128,7 @@ func checkField(t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string
 		if f.Items != nil {
 			nl := make([]any, len(l))
 			for i, x := range l {
-				y, err := checkField(t, env, f.Items, fmt.Sprintf("%s[%d]", name, i), x)
+				y, err := checkField(ctx, t, env, f.Items, fmt.Sprintf("%s[%d]", name, i), x, b)
 				if err != nil {
 					return nil, err
 				}
@@ -181,11 +183,26 @@ func checkField(t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string
 		if !ok {
 			return nil, inputErr(t, f, name, "must be a string to match a pattern (got %s)", typeName(v))
 		}
-		re, err := env.Regexp(f.Pattern)
+		// test() compiles the pattern and scans the text, charged to the run's budget before
+		// each (by the program's size, and by the text's length times it).
+		x, err := env.Parse("test(v, arg)")
+		if err == nil {
+			var m any
+			if m, err = x.Eval(ctx, patternVars{s, f.Pattern}, b); err == nil {
+				ok, _ = m.(bool)
+			}
+		}
 		if err != nil {
+			if e := walkErr(ctx, err, name+": pattern"); e.Kind == KindLimit {
+				return nil, e
+			}
+			var re *expr.RuntimeError
+			if errors.As(err, &re) {
+				return nil, inputErr(t, f, name, "bad pattern: %s", re.Msg)
+			}
 			return nil, inputErr(t, f, name, "bad pattern: %v", err)
 		}
-		if !re.MatchString(s) {
+		if !ok {
 			return nil, inputErr(t, f, name, "must match %s (got %s)", f.Pattern, short(s))
 		}
 	}
@@ -196,16 +213,26 @@ func checkField(t *plugin.Tool, env *expr.Env, f *plugin.InputField, name string
 // typeOf name.
 func typeName(v any) string { return expr.TypeOf(v) }
 
-// short renders v as compact JSON for a message, cut to 40 characters.
+// shortLen is how many characters of a value an input error shows.
+const shortLen = 40
+
+// short renders v as compact JSON for a message, cut to shortLen characters.
+// Its walk stops at 16×shortLen bytes, so a huge input costs nothing to show.
 func short(v any) string {
-	b, err := expr.ToJSON(v, "")
+	if s, ok := v.(string); ok && len(s) > 4*shortLen {
+		v = s[:4*shortLen] // the JSON of the rest would be cut anyway
+	}
+	b, err := expr.EncodeJSON(v, "", 16*shortLen, nil)
+	if errors.Is(err, expr.ErrTooLarge) {
+		return expr.TypeOf(v) + " (too long to show)"
+	}
 	if err != nil {
 		return expr.TypeOf(v)
 	}
 	s := string(b)
-	if utf8.RuneCountInString(s) > 40 {
+	if utf8.RuneCountInString(s) > shortLen {
 		r := []rune(s)
-		s = string(r[:40]) + "…"
+		s = string(r[:shortLen]) + "…"
 	}
 	return s
 }
@@ -218,5 +245,18 @@ func CheckInput(t *plugin.Tool, input any) (*expr.Object, error) {
 	if t.Env == nil {
 		return nil, errf(KindInput, "tool %s did not load (the plugin has validation errors)", t.Name)
 	}
-	return validateInput(t, t.Env, input)
+	return validateInput(context.Background(), t, t.Env, input, expr.NewBudget(MaxOperations))
+}
+
+// patternVars are the names test(v, arg) reads when an input's pattern is checked.
+type patternVars struct{ v, arg string }
+
+func (p patternVars) Lookup(name string) (any, bool) {
+	switch name {
+	case "v":
+		return p.v, true
+	case "arg":
+		return p.arg, true
+	}
+	return nil, false
 }

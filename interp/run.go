@@ -316,7 +316,7 @@ func (r *run) callTool(ctx context.Context, t *plugin.Tool, input any, depth int
 	if t.Env == nil {
 		return nil, errf(KindInput, "tool %s did not load (the plugin has validation errors)", t.Name)
 	}
-	in, err := validateInput(t, t.Env, input)
+	in, err := validateInput(ctx, t, t.Env, input, r.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -463,9 +463,16 @@ func (r *run) renderText(ctx context.Context, s expr.Vars, f *plugin.TemplateFie
 	if err != nil {
 		return "", err
 	}
-	txt, err := expr.ToText(v)
+	txt, err := expr.TextOf(v, expr.MaxText, expr.ContextCharger(ctx, r.budget))
 	if err != nil {
-		return "", &Error{Kind: KindExpression, Msg: err.Error(), File: f.File, Pos: f.Pos, err: err}
+		e := walkErr(ctx, err, "text")
+		if e.Kind != KindLimit {
+			e = &Error{Kind: KindExpression, Msg: err.Error(), err: err}
+		}
+		if e.File == "" {
+			e.File, e.Pos = f.File, f.Pos
+		}
+		return "", e
 	}
 	return txt, nil
 }

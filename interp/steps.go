@@ -29,14 +29,14 @@ func (r *run) buildRequest(ctx context.Context, s expr.Vars, rq *plugin.Request)
 	if err != nil {
 		return nil, err
 	}
-	if h.Query, err = params("query", q); err != nil {
+	if h.Query, err = params("query", q, expr.ContextCharger(ctx, r.budget)); err != nil {
 		return nil, err
 	}
 	hd, err := rq.Headers.Render(ctx, s, r.budget)
 	if err != nil {
 		return nil, err
 	}
-	if h.Headers, err = params("headers", hd); err != nil {
+	if h.Headers, err = params("headers", hd, expr.ContextCharger(ctx, r.budget)); err != nil {
 		return nil, err
 	}
 	switch {
@@ -51,9 +51,9 @@ func (r *run) buildRequest(ctx context.Context, s expr.Vars, rq *plugin.Request)
 		if err != nil {
 			return nil, err
 		}
-		b, err := expr.ToJSON(v, "")
+		b, err := expr.EncodeJSON(v, "", expr.MaxText, expr.ContextCharger(ctx, r.budget))
 		if err != nil {
-			return nil, errf(KindExpression, "request json: %v", err)
+			return nil, walkErr(ctx, err, "request json")
 		}
 		h.Body, h.ContentType = b, "application/json"
 	case rq.Form != nil:
@@ -61,7 +61,7 @@ func (r *run) buildRequest(ctx context.Context, s expr.Vars, rq *plugin.Request)
 		if err != nil {
 			return nil, err
 		}
-		ps, err := params("form", v)
+		ps, err := params("form", v, expr.ContextCharger(ctx, r.budget))
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func (r *run) buildRequest(ctx context.Context, s expr.Vars, rq *plugin.Request)
 
 // params turns a rendered query, headers or form object into name/value
 // pairs in written order.
-func params(what string, v any) ([]param, error) {
+func params(what string, v any, ch expr.Charger) ([]param, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -91,9 +91,9 @@ func params(what string, v any) ([]param, error) {
 			if e == nil {
 				continue
 			}
-			t, err := expr.ToText(e)
+			t, err := expr.TextOf(e, expr.MaxText, ch)
 			if err != nil {
-				return nil, errf(KindExpression, "request %s.%s: %v", what, k, err)
+				return nil, walkErr(nil, err, "request "+what+"."+k)
 			}
 			out = append(out, param{k, t})
 		}
@@ -311,7 +311,7 @@ func (r *run) paginate(ctx context.Context, s *scope, st *plugin.Step) (any, err
 			}
 			return nil, limitErr("paginate", fmt.Sprintf("more than %d pages", MaxPages), fmt.Sprint(MaxPages))
 		}
-		if h, err = nextRequest(h, rep.URL, nx); err != nil {
+		if h, err = nextRequest(h, rep.URL, nx, expr.ContextCharger(ctx, r.budget)); err != nil {
 			return nil, err
 		}
 		if seen[h.identity()] {
@@ -329,7 +329,7 @@ func (h *httpReq) identity() string {
 // string (resolved against the reply's URL) replaces the URL and its query;
 // an object merges query and headers key by key (null removes a key) and
 // replaces url, method, body, json and form (SPEC-DECISIONS §10).
-func nextRequest(prev *httpReq, replyURL string, nx any) (*httpReq, error) {
+func nextRequest(prev *httpReq, replyURL string, nx any, ch expr.Charger) (*httpReq, error) {
 	h := *prev
 	h.Query = append([]param(nil), prev.Query...)
 	h.Headers = append([]param(nil), prev.Headers...)
@@ -376,26 +376,26 @@ func nextRequest(prev *httpReq, replyURL string, nx any) (*httpReq, error) {
 				}
 				for _, name := range o.Keys() {
 					val, _ := o.Get(name)
-					ps, err := params("next."+k, objectOf(name, val))
+					ps, err := params("next."+k, objectOf(name, val), ch)
 					if err != nil {
 						return nil, err
 					}
 					*dst = mergeParam(*dst, name, ps, k == "headers")
 				}
 			case "body":
-				t, err := expr.ToText(x)
+				t, err := expr.TextOf(x, expr.MaxText, ch)
 				if err != nil {
-					return nil, errf(KindExpression, "paginate next.body: %v", err)
+					return nil, walkErr(nil, err, "paginate next.body")
 				}
 				h.Body, h.ContentType = []byte(t), "text/plain; charset=utf-8"
 			case "json":
-				b, err := expr.ToJSON(x, "")
+				b, err := expr.EncodeJSON(x, "", expr.MaxText, ch)
 				if err != nil {
-					return nil, errf(KindExpression, "paginate next.json: %v", err)
+					return nil, walkErr(nil, err, "paginate next.json")
 				}
 				h.Body, h.ContentType = b, "application/json"
 			case "form":
-				ps, err := params("next.form", x)
+				ps, err := params("next.form", x, ch)
 				if err != nil {
 					return nil, err
 				}
@@ -461,4 +461,23 @@ func resolveRef(h *httpReq, base, ref string) (string, error) {
 		return "", errf(KindHTTP, "paginate next: bad URL %q: %v", ref, unwrapURLErr(err))
 	}
 	return u.String(), nil
+}
+
+// walkErr reports an error of a charged walk over a value (its JSON or text) in
+// where: the budget's, the run's deadline's and the size limit's are of kind
+// limit, anything else of kind expression.
+func walkErr(ctx context.Context, err error, where string) *Error {
+	if ctx != nil {
+		if e := ctxErr(ctx); e != nil {
+			return e
+		}
+	}
+	var re *expr.RuntimeError
+	if errors.As(err, &re) && re.Kind == KindLimit {
+		return &Error{Kind: KindLimit, Msg: where + ": " + re.Msg, err: err}
+	}
+	if errors.Is(err, expr.ErrTooLarge) || errors.Is(err, expr.ErrBudget) {
+		return &Error{Kind: KindLimit, Msg: where + ": " + err.Error(), err: err}
+	}
+	return errf(KindExpression, "%s: %v", where, err)
 }

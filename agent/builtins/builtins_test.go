@@ -23,7 +23,17 @@ func TestReferenceIsTheDoc(t *testing.T) {
 	if string(doc) != referenceDoc {
 		t.Fatal("the reference is not docs/PLUGIN-LANGUAGE.md")
 	}
-	ref := Reference()
+	ref, err := Reference("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := Reference("standard library")
+	if err != nil || !strings.HasPrefix(lib, "## Standard library\n") || strings.Contains(ref, "## Standard library\n") {
+		t.Errorf("the standard library section: %v %.40q", err, lib)
+	}
+	if _, err := Reference("nope"); err == nil || !strings.Contains(err.Error(), "Standard library") {
+		t.Errorf("unknown section: %v", err)
+	}
 	for _, want := range []string{"## Manifest", "## Steps and limits", "## Generative UI catalogue", "Button"} {
 		if !strings.Contains(ref, want) {
 			t.Errorf("reference lacks %q", want)

@@ -3,6 +3,7 @@ package builtins
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,7 +39,7 @@ var Plugins = &builtin.Plugin{
 		{Name: "use", Title: "加载插件的工具", Effect: plugin.EffectRead, Run: builtin.Func(use),
 			Description: "Loads a plugin's onDemand tools into this conversation (they are offered from the next step on). Use plugin \"plugins\" before writing a plugin. Returns { plugin, tools }."},
 		{Name: "reference", Title: "插件语言参考", Effect: plugin.EffectRead, OnDemand: true, Run: builtin.Func(reference),
-			Description: "The whole PLUGIN.md language on one page (manifest, tools, steps, expressions, standard library, abilities, limits) and the genui catalogue. Read it before writing or changing a plugin. Returns { reference }."},
+			Description: "The PLUGIN.md language (manifest, tools, steps, expressions, templates, abilities, limits) and the genui catalogue. Read it before writing or changing a plugin; with section (e.g. \"Standard library\") it returns that section, which the main page names but leaves out. Returns { reference }."},
 		{Name: "validate", Title: "校验草稿", Effect: plugin.EffectRead, OnDemand: true, Run: builtin.Func(validate),
 			Description: "Checks a draft folder with the app's loader and validator. files maps paths to contents, e.g. { \"PLUGIN.md\": \"---…\", \"tools/x.yaml\": \"…\" }. Returns { ok: true, id, version, tools, widgets, campus, network, abilities, warnings } or { ok: false, issues: [{ file, line, col, step, message }] }; fix every issue and validate again."},
 		{Name: "tryTool", Title: "试运行草稿的工具", Effect: plugin.EffectRead, OnDemand: true, Untrusted: true, Run: builtin.Func(tryTool),
@@ -85,31 +86,70 @@ func use(c *builtin.Context, in UseInput) (Used, error) {
 	return out, nil
 }
 
-// Reference is the language on one page: docs/PLUGIN-LANGUAGE.md without
-// the author-side sections (recorded tests, the author CLI, validation
-// messages, what things cost), then the
-// genui catalogue.
-func Reference() string {
-	var b strings.Builder
-	skip := false
+// onRequest are the sections of docs/PLUGIN-LANGUAGE.md that Reference("") names but leaves
+// out, so that the main reference stays one tool result: what an author reads in the terminal
+// or in an error message, the cost formulas, and the standard library, which is read by
+// section when a draft needs it.
+var onRequest = []string{"Standard library", "Validation", "What things cost", "Recorded tests", "Author CLI"}
+
+// catalogueHeading is the section Reference adds after the document: the genui catalogue.
+const catalogueHeading = "Generative UI catalogue"
+
+// Reference is the plugin language from docs/PLUGIN-LANGUAGE.md. With section "" it is the
+// main sections, then the genui catalogue, then the names of the sections left out
+// (onRequest); with a section's heading (any case, e.g. "Standard library") it is that section
+// alone. An unknown heading is an error listing the headings.
+func Reference(section string) (string, error) {
+	var heads []string
+	parts := map[string]*strings.Builder{}
+	var cur *strings.Builder
+	head := ""
 	for line := range strings.Lines(referenceDoc) {
 		if strings.HasPrefix(line, "## ") {
-			h := strings.TrimSpace(strings.TrimPrefix(line, "## "))
-			// What an author reads in the terminal or in an error message, not what a draft is
-			// written from: left out so the reference stays one tool result.
-			skip = h == "Recorded tests" || h == "Author CLI" || h == "Validation" || h == "What things cost"
+			head = strings.TrimSpace(strings.TrimPrefix(line, "## "))
+			heads = append(heads, head)
+			cur = &strings.Builder{}
+			parts[head] = cur
 		}
-		if !skip {
-			b.WriteString(line)
+		if cur != nil {
+			cur.WriteString(line)
 		}
 	}
-	b.WriteString("\n## Generative UI catalogue\n\n")
-	b.WriteString(genui.DescribeCatalog())
-	return b.String()
+	heads = append(heads, catalogueHeading)
+	parts[catalogueHeading] = &strings.Builder{}
+	parts[catalogueHeading].WriteString("## " + catalogueHeading + "\n\n" + genui.DescribeCatalog())
+	if section = strings.TrimSpace(section); section != "" {
+		for _, h := range heads {
+			if strings.EqualFold(h, section) {
+				return parts[h].String(), nil
+			}
+		}
+		return "", builtin.Errorf("no section %q: the sections are %s", section, strings.Join(heads, ", "))
+	}
+	var b strings.Builder
+	if i := strings.Index(referenceDoc, "\n## "); i >= 0 {
+		b.WriteString(referenceDoc[:i+1]) // the title and introduction
+	}
+	for _, h := range heads {
+		if !slices.Contains(onRequest, h) {
+			b.WriteString(parts[h].String())
+		}
+	}
+	b.WriteString("\n## More sections\n\nCall plugins__reference with section set to one of: " + strings.Join(onRequest, ", ") + ".\n")
+	return b.String(), nil
 }
 
-func reference(c *builtin.Context, _ builtin.Empty) (map[string]string, error) {
-	return map[string]string{"reference": Reference()}, nil
+// ReferenceInput is plugins.reference's input.
+type ReferenceInput struct {
+	Section string `json:"section,omitempty" jsonschema:"one section by its heading, e.g. Standard library; omit for the main sections" harness:"max=80,trim"`
+}
+
+func reference(c *builtin.Context, in ReferenceInput) (map[string]string, error) {
+	ref, err := Reference(in.Section)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"reference": ref}, nil
 }
 
 // FilesInput is a draft folder: path → content.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/pkuinfo/harness/lang/expr"
@@ -530,6 +531,9 @@ func fnSortBy(c *expr.Call, args []any) (any, error) {
 			return nil, err
 		}
 	}
+	if idx, ok := sortNumberKeys(keys, desc); ok {
+		return pickIdx(l, idx), nil
+	}
 	idx, err := stableSort(len(l), func(i, j int) (bool, error) {
 		a, b := keys[i], keys[j]
 		if a == nil || b == nil {
@@ -545,6 +549,56 @@ func fnSortBy(c *expr.Call, args []any) (any, error) {
 		return nil, err
 	}
 	return pickIdx(l, idx), nil
+}
+
+// numKey is a number key of sortBy and the index of its item.
+type numKey struct {
+	k float64
+	i int
+}
+
+// sortNumberKeys is sortBy's order for keys that are all numbers (NaN aside) or null: the
+// indexes of the items by key, ascending or descending, equal keys in list order, nulls last
+// in list order. It compares the float64s directly, breaking ties by index, so an unstable sort
+// gives the stable result, with none of the general comparison's type switches. It returns
+// false, having done nothing but look, when some key is another kind or NaN. It costs what
+// the general sort costs, which sortBy charges before either.
+func sortNumberKeys(keys []any, desc bool) ([]int, bool) {
+	nums := make([]numKey, 0, len(keys))
+	var nulls []int
+	for i, k := range keys {
+		switch x := k.(type) {
+		case nil:
+			nulls = append(nulls, i)
+		case float64:
+			if x != x {
+				return nil, false
+			}
+			nums = append(nums, numKey{x, i})
+		default:
+			return nil, false
+		}
+	}
+	slices.SortFunc(nums, func(a, b numKey) int {
+		switch {
+		case a.k < b.k:
+			if desc {
+				return 1
+			}
+			return -1
+		case a.k > b.k:
+			if desc {
+				return -1
+			}
+			return 1
+		}
+		return a.i - b.i
+	})
+	idx := make([]int, 0, len(keys))
+	for _, n := range nums {
+		idx = append(idx, n.i)
+	}
+	return append(idx, nulls...), true
 }
 
 // fnGroupBy is groupBy(list, keyOrFn) → an object of lists, keys in order of first appearance.
