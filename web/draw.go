@@ -180,7 +180,7 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 		if req.Tool != "" {
 			gctx.DataSources = []string{"tool"}
 		} else {
-			gctx.Tools = anyTools(doc)
+			gctx.Tools = genui.ActionTools(decodeAny(doc))
 		}
 		for _, dg := range genui.Validate("document", doc, gctx) {
 			if dg.Severity == genui.Error {
@@ -342,40 +342,6 @@ func statusOf(v any) string {
 	return ""
 }
 
-// anyTools declares the tools an inline document's buttons name, so Validate checks the
-// document's shape; the tap itself goes through Host.Call like any user call.
-func anyTools(doc []byte) map[string]genui.Tool {
-	var v any
-	_ = json.Unmarshal(doc, &v)
-	out := map[string]genui.Tool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if a, ok := x["action"].(map[string]any); ok {
-				if name, ok := a["tool"].(string); ok {
-					t := genui.Tool{Effect: "write"}
-					if args, ok := a["args"].(map[string]any); ok {
-						for k := range args {
-							t.Input = append(t.Input, k)
-						}
-					}
-					out[name] = t
-				}
-			}
-			for _, c := range x {
-				walk(c)
-			}
-		case []any:
-			for _, c := range x {
-				walk(c)
-			}
-		}
-	}
-	walk(v)
-	return out
-}
-
 // plain turns decoded JSON (maps, lists, float64) into what expr.FromGo takes.
 func plain(v any) any {
 	switch x := v.(type) {
@@ -464,4 +430,12 @@ func routeUI(srv *api.Server, h *host.Host) {
 		w.Header().Set("Cache-Control", "no-store")
 		return json.NewEncoder(w).Encode(PluginUIOf(p))
 	})
+}
+
+// decodeAny decodes JSON text into maps and lists; text that is not JSON is nil (Validate
+// reports it).
+func decodeAny(doc []byte) any {
+	var v any
+	_ = json.Unmarshal(doc, &v)
+	return v
 }

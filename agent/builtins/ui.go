@@ -42,41 +42,8 @@ func render(c *builtin.Context, in RenderInput) (Rendered, error) {
 	}
 	// Tools named in actions run as the user through Host.Call when tapped; here
 	// the document is only checked for shape.
-	if diags := genui.Validate("document", src, genui.Context{Kind: "screen", Tools: actionTools(in.Document)}); hasErrors(diags) {
+	if diags := genui.Validate("document", src, genui.Context{Kind: "screen", Tools: genui.ActionTools(in.Document)}); hasErrors(diags) {
 		return Rendered{}, builtin.Errorf("the document has errors:\n%s", diagText(diags))
 	}
 	return Rendered{Shown: true, Document: src}, nil
-}
-
-// actionTools declares every tool the document's buttons name, with the
-// arguments they pass, so the check is of the document's shape; the tap
-// itself is checked by Host.Call.
-func actionTools(doc map[string]any) map[string]genui.Tool {
-	out := map[string]genui.Tool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if a, ok := x["action"].(map[string]any); ok {
-				if name, ok := a["tool"].(string); ok {
-					t := genui.Tool{Effect: "write"}
-					if args, ok := a["args"].(map[string]any); ok {
-						for k := range args {
-							t.Input = append(t.Input, k)
-						}
-					}
-					out[name] = t
-				}
-			}
-			for _, c := range x {
-				walk(c)
-			}
-		case []any:
-			for _, c := range x {
-				walk(c)
-			}
-		}
-	}
-	walk(doc)
-	return out
 }
