@@ -41,20 +41,22 @@ const (
 	evSync    = "sync"   // a node loaded the room: say who is online here
 	evAlive   = "alive"  // on "nodes": Node is up
 	evGone    = "gone"   // on "nodes": Node shut down
+	evRates   = "rates"  // on "rates": Node's new request counts per device (Counts) in the window at At
 )
 
 // event is one message on the bus: a small JSON header, then (for frame deliveries) a newline
 // and the frame's bytes as they go to the receiving party.
 type event struct {
-	Node   string `json:"n"`
-	K      string `json:"k"`
-	Peer   string `json:"p,omitempty"`
-	Pub    string `json:"pub,omitempty"`
-	Tok    string `json:"tok,omitempty"`
-	On     bool   `json:"on,omitempty"`
-	At     int64  `json:"at,omitempty"`
-	Reason string `json:"r,omitempty"`
-	Frame  []byte `json:"-"`
+	Node   string         `json:"n"`
+	K      string         `json:"k"`
+	Peer   string         `json:"p,omitempty"`
+	Pub    string         `json:"pub,omitempty"`
+	Tok    string         `json:"tok,omitempty"`
+	On     bool           `json:"on,omitempty"`
+	At     int64          `json:"at,omitempty"`
+	Reason string         `json:"r,omitempty"`
+	Counts map[string]int `json:"c,omitempty"`
+	Frame  []byte         `json:"-"`
 }
 
 func (e *event) encode() []byte {
@@ -95,7 +97,13 @@ type cluster struct {
 	seen      map[string]int64 // node id → last alive, Unix ms by the local clock
 	forgotten map[string]bool  // nodes whose parties were marked offline when they fell silent
 	unsub     func()
+	unsubRate func()
 }
+
+// gossipEvery is how often a node tells the others the per-device request counts it added
+// (limiter.allowGossip): the most a device can exceed its request limit by is what it sends
+// to the other nodes in this time.
+const gossipEvery = 200 * time.Millisecond
 
 func newCluster(h *hub, bus Bus, node string) (*cluster, error) {
 	cl := &cluster{h: h, bus: bus, node: node, seen: map[string]int64{}, forgotten: map[string]bool{}}
@@ -104,8 +112,32 @@ func newCluster(h *hub, bus Bus, node string) (*cluster, error) {
 		return nil, err
 	}
 	cl.unsub = unsub
+	if cl.unsubRate, err = bus.Subscribe("rates", cl.onRates); err != nil {
+		unsub()
+		return nil, err
+	}
 	cl.alive()
 	return cl, nil
+}
+
+// gossipRates publishes the per-device request counts this node added since the last call.
+func (cl *cluster) gossipRates() {
+	start, counts := cl.h.s.requests.takePending()
+	if counts == nil {
+		return
+	}
+	e := event{Node: cl.node, K: evRates, At: start, Counts: counts}
+	if err := cl.bus.Publish("rates", e.encode()); err != nil {
+		cl.h.s.log.Warn("bus publish", "kind", evRates, "err", err)
+	}
+}
+
+func (cl *cluster) onRates(data []byte) {
+	e, ok := decodeEvent(data)
+	if !ok || e.Node == cl.node || e.K != evRates {
+		return
+	}
+	cl.h.s.requests.addRemote(e.At, e.Counts)
 }
 
 func (cl *cluster) publish(channel string, e event) {
@@ -125,6 +157,7 @@ func (cl *cluster) stop() {
 	e := event{Node: cl.node, K: evGone}
 	cl.bus.Publish("nodes", e.encode())
 	cl.unsub()
+	cl.unsubRate()
 }
 
 func (cl *cluster) onNodes(data []byte) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -284,5 +285,77 @@ func TestChannelInfoAcrossNodes(t *testing.T) {
 	res.Body.Close()
 	if !strings.Contains(string(body), `"ownerOnline":true`) {
 		t.Errorf("info on node b: %s", body)
+	}
+}
+
+// TestRequestLimitAcrossNodes: the per-device request limit counts the requests a device makes
+// on every node. Each node tells the others its counts over the bus, so requests spread over
+// two nodes get the quota once, not once per node.
+func TestRequestLimitAcrossNodes(t *testing.T) {
+	st := server.NewMemory()
+	bus := &memBus{}
+	var urls []string
+	var srvs []*server.Server
+	for _, name := range []string{"a", "b"} {
+		cfg := server.DefaultConfig(st)
+		cfg.PowDifficulty = 0
+		cfg.Bus, cfg.Node = bus, name
+		cfg.RequestsPerDevice = server.RatePolicy{Name: "requests", Quota: 10, Window: time.Hour}
+		srv, err := server.New(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		t.Cleanup(func() { srv.Close(); hs.Close() })
+		urls = append(urls, hs.URL)
+		srvs = append(srvs, srv)
+	}
+	heard := func(s *server.Server, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); s.RemoteRequests() != n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the other node's counts: %d, want %d", s.RemoteRequests(), n)
+			}
+		}
+	}
+	c, err := client.New(client.Config{BaseURL: urls[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Plugin("demo", "store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := p.Token(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(base string) int {
+		req, _ := http.NewRequest("GET", base+"/v1/store", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range 6 {
+		if got := get(urls[0]); got != 200 {
+			t.Fatalf("request %d on a: %d", i+1, got)
+		}
+	}
+	// b hears of a's six within a gossip interval; then it allows only the four left.
+	heard(srvs[1], 6)
+	var codes []int
+	for range 6 {
+		codes = append(codes, get(urls[1]))
+	}
+	if want := []int{200, 200, 200, 200, 429, 429}; !slices.Equal(codes, want) {
+		t.Errorf("requests on b after six on a: %v, want %v", codes, want)
+	}
+	heard(srvs[0], 4)
+	if got := get(urls[0]); got != 429 {
+		t.Errorf("a after b used the rest: %d, want 429", got)
 	}
 }

@@ -22,6 +22,13 @@ type limiter struct {
 	policy RatePolicy
 	mu     sync.Mutex
 	slots  map[string]*window
+
+	// Gossip (several nodes on a Bus, see allowGossip): windows aligned to the epoch, the
+	// other nodes' counts per key in the current window, and this node's counts not yet
+	// told to them.
+	remote       map[string]*window
+	pending      map[string]int
+	pendingStart int64
 }
 
 type window struct {
@@ -69,7 +76,90 @@ func (l *limiter) sweep(now int64) {
 			delete(l.slots, k)
 		}
 	}
+	for k, s := range l.remote {
+		if now-s.start >= w {
+			delete(l.remote, k)
+		}
+	}
 	l.mu.Unlock()
+}
+
+// allowGossip is allow for a limit that several nodes share over the Bus without a storage
+// round trip per event: windows are aligned to the epoch (so every node counts the same
+// window), an event is allowed while this node's count plus what the other nodes have told
+// it stays under the quota, and the counts this node adds are published by takePending every
+// gossipEvery. A key may so get at most the quota plus what it sends to the other nodes in
+// one gossip interval (and the bus's delivery time).
+func (l *limiter) allowGossip(key string, now int64) (ok bool, remaining int, resetS int64) {
+	if l == nil || l.policy.Quota <= 0 {
+		return true, 0, 0
+	}
+	w := l.policy.Window.Milliseconds()
+	start := now - now%w
+	reset := (start + w - now + 999) / 1000
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.slots[key]
+	if s == nil {
+		s = &window{start: start}
+		l.slots[key] = s
+	} else if s.start != start {
+		s.start, s.n = start, 0
+	}
+	n := s.n
+	if r := l.remote[key]; r != nil && r.start == start {
+		n += r.n
+	}
+	if n >= l.policy.Quota {
+		return false, 0, reset
+	}
+	s.n++
+	if l.pendingStart != start {
+		l.pending, l.pendingStart = map[string]int{}, start
+	} else if l.pending == nil {
+		l.pending = map[string]int{}
+	}
+	l.pending[key]++
+	return true, l.policy.Quota - n - 1, reset
+}
+
+// takePending returns the counts added on this node since the last call, with the start of
+// their window, and forgets them; nil when there are none.
+func (l *limiter) takePending() (start int64, counts map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) == 0 {
+		return 0, nil
+	}
+	start, counts = l.pendingStart, l.pending
+	l.pending = nil
+	return start, counts
+}
+
+// addRemote adds counts another node made in the window starting at start. Counts of an older
+// window than the one known for a key are dropped; a newer window replaces it.
+func (l *limiter) addRemote(start int64, counts map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.remote == nil {
+		l.remote = map[string]*window{}
+	}
+	q := l.policy.Quota
+	for k, n := range counts {
+		if n <= 0 {
+			continue
+		}
+		n = min(n, q) // more than the quota says no more than the quota (and cannot overflow)
+		r := l.remote[k]
+		switch {
+		case r == nil:
+			l.remote[k] = &window{start: start, n: n}
+		case r.start == start:
+			r.n = min(r.n+n, q)
+		case r.start < start:
+			r.start, r.n = start, n
+		}
+	}
 }
 
 // headers writes RateLimit-Policy and RateLimit (structured fields of the IETF draft) and, when

@@ -221,8 +221,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if s.hub.cl, err = newCluster(s.hub, cfg.Bus, cfg.Node); err != nil {
 			return nil, fmt.Errorf("cloud server: bus: %w", err)
 		}
-		s.bg.Add(1)
+		s.bg.Add(2)
 		go s.aliveLoop()
+		go s.gossipLoop()
 	}
 	s.bg.Add(1)
 	go s.sweepLoop()
@@ -247,6 +248,23 @@ func (s *Server) Close() {
 	})
 	s.bg.Wait()
 	s.sockets.Wait()
+}
+
+// gossipLoop tells the other nodes every gossipEvery the per-device request counts this one
+// added, so the request limit holds across nodes.
+func (s *Server) gossipLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(gossipEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			s.hub.cl.gossipRates()
+			return
+		case <-t.C:
+			s.hub.cl.gossipRates()
+		}
+	}
 }
 
 // aliveLoop tells the other nodes every aliveEvery that this one is up, and forgets the parties
@@ -443,10 +461,13 @@ func (s *Server) limit(w http.ResponseWriter, l *limiter, key string) error {
 	var ok bool
 	var remaining int
 	var reset int64
-	if s.shared != nil && l != s.requests {
-		// Counted in the shared storage, so every node's requests count. The per-device
-		// request limit stays per node: it applies to every store request, and a round trip
-		// more on each would halve the store's rate.
+	if l == s.requests && s.hub.cl != nil {
+		// The per-device request limit applies to every store request, where a storage round
+		// trip more would halve the store's rate: the nodes tell each other their counts over
+		// the bus instead (cluster.gossipRates).
+		ok, remaining, reset = l.allowGossip(key, s.nowMs())
+	} else if s.shared != nil && l != s.requests {
+		// Counted in the shared storage, so every node's requests count.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		var err error
 		ok, remaining, reset, err = l.allowShared(ctx, s.shared, key, s.nowMs())

@@ -497,3 +497,44 @@ func TestRateLimitsAcrossNodes(t *testing.T) {
 		t.Errorf("registrations through a, b, a, b, a: %s", got)
 	}
 }
+
+// TestRequestLimitAcrossNodesNATS: a device's requests spread over two nodes count against one
+// per-device request limit (the nodes gossip their counts on NATS).
+func TestRequestLimitAcrossNodesNATS(t *testing.T) {
+	a, b := twoNodes(t, func(c *server.Config) {
+		c.RequestsPerDevice = server.RatePolicy{Name: "requests", Quota: 20, Window: time.Hour}
+	})
+	p, err := newClient(t, a.URL, nil).Plugin("demo", "store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := p.Token(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(base string) int {
+		req, _ := http.NewRequest("GET", base+"/v1/store", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	ok := 0
+	// Alternate nodes, pausing past the gossip interval now and then: without the shared
+	// count each node would allow 20 (40 in all).
+	for i := range 60 {
+		if get([]string{a.URL, b.URL}[i%2]) == 200 {
+			ok++
+		}
+		if i%5 == 4 {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	if ok > 30 || ok < 20 {
+		t.Errorf("%d of 60 requests over two nodes allowed, want 20 and at most a few more (what a gossip interval lets through), never 40", ok)
+	}
+}
