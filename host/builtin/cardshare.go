@@ -1,0 +1,489 @@
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/campus"
+	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// The card-share plugin (seed 003 “PKU harness Cloud”, “# 插件指南”): the campus card payment
+// code shared live with one friend through an end-to-end encrypted relay channel. The friend
+// opens the share link in any browser; the viewer page (/w/card-share/view on the provider,
+// cloud/viewer) decrypts each frame with the key in the link's #k= fragment, which the server
+// never sees. The link leaves the host only through the screen's QR code (the userOnly link
+// tool): never in a result the assistant reads, the audit log or a log line (client.SecretLink
+// prints "[secret link]").
+
+//go:embed ui/card-share/status.json
+var cardShareWidget []byte
+
+//go:embed ui/card-share/main.json
+var cardShareScreen []byte
+
+// Card-share limits (seed 003 “# 插件指南” §5: ttlS 30 * 60, maxPeers 1, extend 15 * 60).
+const (
+	// CardShareTTL is how long a share lasts when it starts.
+	CardShareTTL = 30 * time.Minute
+	// CardShareExtendMax is the most one extend adds, and the most a share may have left after
+	// it: a payment code is money, so a share never runs open-ended.
+	CardShareExtendMax = 30 * time.Minute
+	// CardShareRefresh is how often a fresh payment code is sent while the viewer is online; the
+	// card app's codes are short-lived, and the relay allows 60 frames a minute.
+	CardShareRefresh = 30 * time.Second
+)
+
+// CloudChannels opens relay channels for one plugin on the host's Cloud provider (seed 003
+// “# 插件指南” §5, channels.open); *client.Plugin implements it.
+type CloudChannels interface {
+	OpenChannel(ctx context.Context, opts client.OpenOptions) (*client.Channel, error)
+}
+
+// CloudFunc returns pluginID's handle on the host's Cloud connection, or an error saying why
+// there is none (no provider chosen, no consent, offline).
+type CloudFunc func(ctx context.Context, pluginID string) (CloudChannels, error)
+
+var cloudFuncs sync.Map // *host.Host → CloudFunc
+
+// SetCloud binds the Cloud connection built-ins of h use (nil unbinds). A built-in whose host
+// has none fails its cloud tools with "Cloud is off".
+func SetCloud(h *host.Host, f CloudFunc) {
+	if f == nil {
+		cloudFuncs.Delete(h)
+		return
+	}
+	cloudFuncs.Store(h, f)
+}
+
+// cloudChannels is c's plugin's Cloud handle.
+func (c *Context) cloudChannels() (CloudChannels, error) {
+	f, ok := cloudFuncs.Load(c.Host)
+	if !ok {
+		return nil, Errorf("Cloud is off: choose a provider in Settings → Cloud (harness cloud use URL) and allow %s to use it", c.Plugin)
+	}
+	return f.(CloudFunc)(c, c.Plugin)
+}
+
+// shareChannel is what card-share uses of an open channel; *client.Channel has it.
+type shareChannel interface {
+	Link() client.SecretLink
+	ExpiresAt() time.Time
+	Events() <-chan client.Event
+	Send(ctx context.Context, to string, msg any) error
+	Extend(ctx context.Context, ttl time.Duration) (time.Time, error)
+	Close(ctx context.Context) error
+	Disconnect()
+}
+
+// cardShare is the one live share of a host.
+type cardShare struct {
+	h       *host.Host
+	campus  interp.CampusClient
+	payer   campus.CardPayer
+	ch      shareChannel
+	refresh time.Duration
+	stop    context.CancelFunc
+	done    chan struct{}
+
+	mu          sync.Mutex
+	expires     time.Time
+	peer        string
+	online      bool
+	sent        int
+	refreshedAt time.Time
+	lastErr     string
+	ended       string // why the share ended; "" while it runs
+}
+
+var cardShares sync.Map // *host.Host → *cardShare
+
+// activeShare is h's running share, or nil.
+func activeShare(h *host.Host) *cardShare {
+	v, ok := cardShares.Load(h)
+	if !ok {
+		return nil
+	}
+	s := v.(*cardShare)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended != "" {
+		return nil
+	}
+	return s
+}
+
+// CardShareStatus is the result of every card-share tool but link: whether a share runs,
+// until when (Unix ms), the viewer's state ("none" until someone opens the link, then
+// "online" or "offline"), how many codes were sent and when the last one was (Unix ms), and
+// the last problem refreshing the code. It never holds the link or a payment code.
+type CardShareStatus struct {
+	Sharing     bool   `json:"sharing"`
+	ExpiresAt   *int64 `json:"expiresAt"`
+	Viewer      string `json:"viewer"`
+	CodesSent   int    `json:"codesSent"`
+	RefreshedAt *int64 `json:"refreshedAt"`
+	Problem     string `json:"problem,omitempty"`
+	// Screen is where the person finds the QR code of the link.
+	Screen string `json:"screen"`
+}
+
+func (s *cardShare) status() CardShareStatus {
+	out := CardShareStatus{Viewer: "none", Screen: "/p/card-share/main"}
+	if s == nil {
+		return out
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended != "" {
+		return out
+	}
+	exp := s.expires.UnixMilli()
+	out.Sharing, out.ExpiresAt, out.CodesSent, out.Problem = true, &exp, s.sent, s.lastErr
+	if s.peer != "" {
+		out.Viewer = map[bool]string{true: "online", false: "offline"}[s.online]
+	}
+	if !s.refreshedAt.IsZero() {
+		r := s.refreshedAt.UnixMilli()
+		out.RefreshedAt = &r
+	}
+	return out
+}
+
+var cardShareMu sync.Mutex // serialises start and stop per process
+
+// cardShareRefresh is the refresh interval new shares use; tests shorten it.
+var cardShareRefresh = CardShareRefresh
+
+func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
+	cardShareMu.Lock()
+	defer cardShareMu.Unlock()
+	if s := activeShare(c.Host); s != nil {
+		return s.status(), nil
+	}
+	cc := c.Campus()
+	if cc == nil {
+		return CardShareStatus{}, Errorf("the host has no campus client: sign in to the campus card (harness campus login card)")
+	}
+	payer, err := campus.CardPayerOf(c, cc)
+	if err != nil {
+		return CardShareStatus{}, Errorf("campus card: %v", err)
+	}
+	// The first code before the channel opens: a card that cannot pay never gets a link.
+	if _, err := campus.CardPaymentCode(c, cc, payer); err != nil {
+		return CardShareStatus{}, Errorf("campus card: %v", err)
+	}
+	cl, err := c.cloudChannels()
+	if err != nil {
+		return CardShareStatus{}, err
+	}
+	ch, err := cl.OpenChannel(c, client.OpenOptions{TTL: CardShareTTL, MaxPeers: 1, Page: "view",
+		Meta: cardShareMeta{V: 1, Title: "校园卡付款码", NameHint: nameHint(payer.Holder), RefreshS: int(cardShareRefresh / time.Second)}})
+	if err != nil {
+		return CardShareStatus{}, Errorf("Cloud: %v", err)
+	}
+	s := startShare(c.Host, cc, payer, ch, cardShareRefresh)
+	return s.status(), nil
+}
+
+// startShare runs the share loop of ch on h.
+func startShare(h *host.Host, cc interp.CampusClient, payer campus.CardPayer, ch shareChannel, refresh time.Duration) *cardShare {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &cardShare{h: h, campus: cc, payer: payer, ch: ch, refresh: refresh, stop: cancel, done: make(chan struct{}), expires: ch.ExpiresAt()}
+	cardShares.Store(h, s)
+	go s.run(ctx)
+	return s
+}
+
+// cardShareMeta is the channel's sealed meta, which the viewer reads before joining.
+type cardShareMeta struct {
+	V        int    `json:"v"`
+	Title    string `json:"title"`
+	NameHint string `json:"nameHint"`
+	RefreshS int    `json:"refreshS"`
+}
+
+// cardCodeFrame is the frame carrying a payment code (seed 003: frames are validated by the
+// viewer; v is this frame format's version).
+type cardCodeFrame struct {
+	T        string `json:"t"` // "code"
+	V        int    `json:"v"`
+	Code     string `json:"code"`
+	Seq      int    `json:"seq"`
+	At       int64  `json:"at"` // Unix ms the code was drawn
+	RefreshS int    `json:"refreshS"`
+}
+
+// cardPausedFrame tells the viewer the code cannot be refreshed now (the card session ended,
+// the card service is down): the page hides the last code, which may no longer pay.
+type cardPausedFrame struct {
+	T string `json:"t"` // "paused"
+	V int    `json:"v"`
+}
+
+// nameHint masks a name as the seed's example does ("王_明"): the first and last characters.
+func nameHint(name string) string {
+	r := []rune(name)
+	switch {
+	case len(r) == 0:
+		return ""
+	case len(r) == 1:
+		return string(r) + "_"
+	case len(r) == 2:
+		return string(r[:1]) + "_"
+	}
+	return string(r[:1]) + "_" + string(r[len(r)-1:])
+}
+
+// run relays fresh codes until the channel ends or the share is stopped: a code when the
+// viewer says hello (its socket is up: first open and every reconnect) and every refresh
+// interval while the viewer is online.
+func (s *cardShare) run(ctx context.Context) {
+	defer close(s.done)
+	tick := time.NewTicker(s.refresh)
+	defer tick.Stop()
+	events := s.ch.Events()
+	for {
+		select {
+		case <-ctx.Done():
+			s.end("stopped")
+			return
+		case ev, ok := <-events:
+			if !ok {
+				s.end("closed")
+				return
+			}
+			switch ev.Type {
+			case client.EventJoin:
+				s.mu.Lock()
+				s.peer, s.online = ev.PeerID, true
+				s.mu.Unlock()
+			case client.EventPeer:
+				s.mu.Lock()
+				if ev.PeerID == s.peer {
+					s.online = ev.Online
+				}
+				s.mu.Unlock()
+			case client.EventLeave:
+				s.mu.Lock()
+				if ev.PeerID == s.peer {
+					s.peer, s.online = "", false
+				}
+				s.mu.Unlock()
+			case client.EventMessage:
+				if s.isPeer(ev.PeerID) && viewerHello(ev.Msg) {
+					s.mu.Lock()
+					s.online = true
+					s.mu.Unlock()
+					s.sendCode(ctx)
+				}
+			case client.EventClosed:
+				s.end(ev.Reason)
+				return
+			}
+		case <-tick.C:
+			s.mu.Lock()
+			live := s.peer != "" && s.online
+			s.mu.Unlock()
+			if live {
+				s.sendCode(ctx)
+			}
+		}
+	}
+}
+
+func (s *cardShare) isPeer(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return id != "" && id == s.peer
+}
+
+// viewerHello accepts exactly {"t":"hello"}: frames from the peer are validated before use.
+func viewerHello(msg json.RawMessage) bool {
+	var f map[string]json.RawMessage
+	if len(msg) > 256 || json.Unmarshal(msg, &f) != nil || len(f) != 1 {
+		return false
+	}
+	return string(f["t"]) == `"hello"`
+}
+
+// sendCode draws a fresh payment code and sends it to the viewer; a failure is kept as the
+// share's problem and the viewer is told the code is paused.
+func (s *cardShare) sendCode(ctx context.Context) {
+	s.mu.Lock()
+	peer := s.peer
+	s.mu.Unlock()
+	if peer == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	code, err := campus.CardPaymentCode(cctx, s.campus, s.payer)
+	if err != nil {
+		var nse *campus.NotSignedInError
+		problem := "the card service did not give a code: " + err.Error()
+		if errors.As(err, &nse) {
+			problem = nse.Error()
+		}
+		s.mu.Lock()
+		s.lastErr = problem
+		s.mu.Unlock()
+		if err := s.ch.Send(cctx, peer, cardPausedFrame{T: "paused", V: 1}); err != nil {
+			slog.Debug("card-share: paused frame", "err", err)
+		}
+		return
+	}
+	now := s.h.Now()
+	s.mu.Lock()
+	seq := s.sent + 1
+	s.mu.Unlock()
+	if err := s.ch.Send(cctx, peer, cardCodeFrame{T: "code", V: 1, Code: code, Seq: seq, At: now.UnixMilli(), RefreshS: int(s.refresh / time.Second)}); err != nil {
+		s.mu.Lock()
+		s.lastErr = "the relay did not take the code: " + err.Error()
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	s.sent, s.refreshedAt, s.lastErr = seq, now, ""
+	s.mu.Unlock()
+}
+
+// end marks the share over (why: owner, expired, stopped, …) and drops the socket.
+func (s *cardShare) end(why string) {
+	s.mu.Lock()
+	if s.ended == "" {
+		s.ended = why
+		if why == "" {
+			s.ended = "closed"
+		}
+	}
+	s.mu.Unlock()
+	s.ch.Disconnect()
+	cardShares.CompareAndDelete(s.h, s)
+}
+
+// CardShareExtendInput is card-share.extend's input.
+type CardShareExtendInput struct {
+	Minutes int `json:"minutes,omitempty" jsonschema:"minutes to add to the share, 1–30; default 15" harness:"min=1,max=30,default=15"`
+}
+
+func cardShareExtend(c *Context, in CardShareExtendInput) (CardShareStatus, error) {
+	s := activeShare(c.Host)
+	if s == nil {
+		return CardShareStatus{}, Errorf("no payment code is being shared: start a share first")
+	}
+	if in.Minutes == 0 {
+		in.Minutes = 15
+	}
+	s.mu.Lock()
+	left := time.Until(s.expires)
+	s.mu.Unlock()
+	ttl := max(left, 0) + time.Duration(in.Minutes)*time.Minute
+	if ttl > CardShareExtendMax {
+		ttl = CardShareExtendMax
+	}
+	exp, err := s.ch.Extend(c, ttl)
+	if err != nil {
+		return CardShareStatus{}, Errorf("Cloud: %v", err)
+	}
+	s.mu.Lock()
+	s.expires = exp
+	s.mu.Unlock()
+	return s.status(), nil
+}
+
+func cardShareStop(c *Context, _ Empty) (CardShareStatus, error) {
+	cardShareMu.Lock()
+	defer cardShareMu.Unlock()
+	s := activeShare(c.Host)
+	if s == nil {
+		return (*cardShare)(nil).status(), nil
+	}
+	err := s.ch.Close(c)
+	s.stop()
+	<-s.done
+	if err != nil {
+		return CardShareStatus{}, Errorf("Cloud: the share is stopped here, but the server did not confirm it: %v (it ends by itself when it expires)", err)
+	}
+	return (*cardShare)(nil).status(), nil
+}
+
+func cardShareStatus(c *Context, _ Empty) (CardShareStatus, error) {
+	return activeShare(c.Host).status(), nil
+}
+
+// CardShareLink is card-share.link's result, for the screen's QR code only: the share link
+// while sharing. The tool is userOnly, so the assistant can neither call it nor see it.
+type CardShareLink struct {
+	Sharing bool   `json:"sharing"`
+	Link    string `json:"link"`
+}
+
+func cardShareLink(c *Context, _ Empty) (CardShareLink, error) {
+	s := activeShare(c.Host)
+	if s == nil {
+		return CardShareLink{}, nil
+	}
+	return CardShareLink{Sharing: true, Link: s.ch.Link().Reveal()}, nil
+}
+
+// cardShareInstructions tell the assistant what it may do; it never sees the link.
+const cardShareInstructions = `付款码共享:card-share__start 开始把校园卡付款码实时分享给一位朋友(端到端加密,30 分钟,只有第一个打开链接的人能看),card-share__extend 延长,card-share__stop 结束,card-share__status 查看状态。分享链接只在「付款码共享」页面里以二维码显示,你看不到它;开始后请用户打开该页面让朋友扫码。`
+
+// CardShare shares the campus card payment code live with one friend (seed 003 “# 插件指南”).
+var CardShare = &Plugin{
+	ID:          "card-share",
+	Name:        "付款码共享",
+	Description: "把校园卡付款码实时分享给朋友,端到端加密。",
+	Version:     "0.1.0",
+	Icon:        "qr",
+	Campus:      []string{"card"},
+	Cloud: &plugin.Cloud{
+		Protocol: 1, Uses: []string{"channels"}, E2E: true, Pages: []string{"view"},
+		DisclosureZh: []string{"分享期间,加密后的付款码经云服务转发给你分享的人;服务器无法解密", "服务器能看到:分享的开始/结束时间、查看者的 IP"},
+		DisclosureEn: []string{"While sharing, encrypted payment codes are relayed to the person you shared with; the server can’t decrypt them", "The server sees when a share starts and ends, and the viewer’s IP address"},
+	},
+	DefaultModes: map[plugin.Effect]host.Mode{plugin.EffectRead: host.ModeAuto, plugin.EffectWrite: host.ModeAuto, plugin.EffectMoney: host.ModeAsk},
+	I18n: I18n{
+		En: EnText{
+			Name:        "Payment code sharing",
+			Description: "Share your campus card payment code with a friend live, end-to-end encrypted.",
+			Tools: map[string]ToolText{
+				"start": {Title: "Share the payment code"}, "extend": {Title: "Extend the share"},
+				"stop": {Title: "Stop sharing"}, "status": {Title: "Share status"}, "link": {Title: "Share link (QR code)"},
+			},
+			Widgets:     map[string]UIText{"status": {Title: "Payment code sharing", Description: "Whether your payment code is being shared, and until when."}},
+			Screens:     map[string]UIText{"main": {Title: "Payment code sharing"}},
+			Settings:    map[string]SettingText{"main": {Title: "Payment code sharing", Subtitle: "Share the campus card code with a friend"}},
+			DataSources: map[string]UIText{"status": {Title: "Share status"}},
+			Commands:    map[string]CommandText{"card-share": {Description: "Open payment code sharing"}},
+		},
+	},
+	Instructions: cardShareInstructions,
+	DataSources:  []DataSource{{Name: "status", Title: "分享状态", Tool: "status", TTL: 10 * time.Second}},
+	Widgets:      []UI{{Name: "status", Document: cardShareWidget}},
+	Screens:      []UI{{Name: "main", Document: cardShareScreen}},
+	Settings:     []Setting{{Screen: "main", Title: "付款码共享", Subtitle: "把校园卡付款码分享给朋友", Icon: "qr"}},
+	Commands: []Command{{Name: "card-share", Description: "打开付款码共享", Screen: "main"}},
+	Tools: []*Tool{
+		{Name: "start", Title: "分享付款码", Effect: plugin.EffectMoney, Run: Func(cardShareStart),
+			Description: "Start sharing the campus card payment code live with one person for 30 minutes through an end-to-end encrypted Cloud channel; the first person to open the link holds the only seat. The link is shown to the user only as a QR code on the card-share screen (result.screen); you never see it. Starting when a share runs returns that share."},
+		{Name: "extend", Title: "延长分享", Effect: plugin.EffectWrite, Run: Func(cardShareExtend),
+			Description: fmt.Sprintf("Extend the running share by minutes (default 15); a share never has more than %d minutes left.", int(CardShareExtendMax/time.Minute))},
+		{Name: "stop", Title: "结束分享", Effect: plugin.EffectWrite, Run: Func(cardShareStop),
+			Description: "Stop sharing the payment code now: the viewer's page shows the share ended and no more codes are sent."},
+		{Name: "status", Title: "分享状态", Effect: plugin.EffectRead, Run: Func(cardShareStatus),
+			Description: "Whether the payment code is being shared, until when (Unix ms), whether the viewer is online, how many codes were sent, and the last problem refreshing the code."},
+		{Name: "link", Title: "分享链接(二维码)", Effect: plugin.EffectRead, UserOnly: true, Run: Func(cardShareLink),
+			Description: "The share link, for the card-share screen's QR code only (user only)."},
+	},
+}
