@@ -473,7 +473,7 @@ var CardShare = &Plugin{
 	Widgets:      []UI{{Name: "status", Document: cardShareWidget}},
 	Screens:      []UI{{Name: "main", Document: cardShareScreen}},
 	Settings:     []Setting{{Screen: "main", Title: "付款码共享", Subtitle: "把校园卡付款码分享给朋友", Icon: "qr"}},
-	Commands: []Command{{Name: "card-share", Description: "打开付款码共享", Screen: "main"}},
+	Commands:     []Command{{Name: "card-share", Description: "打开付款码共享", Screen: "main"}},
 	Tools: []*Tool{
 		{Name: "start", Title: "分享付款码", Effect: plugin.EffectMoney, Run: Func(cardShareStart),
 			Description: "Start sharing the campus card payment code live with one person for 30 minutes through an end-to-end encrypted Cloud channel; the first person to open the link holds the only seat. The link is shown to the user only as a QR code on the card-share screen (result.screen); you never see it. Starting when a share runs returns that share."},
