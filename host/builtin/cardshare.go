@@ -13,6 +13,7 @@ import (
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/campus"
+	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -23,7 +24,8 @@ import (
 // cloud/viewer) decrypts each frame with the key in the link's #k= fragment, which the server
 // never sees. The link leaves the host only through the screen's QR code (the userOnly link
 // tool): never in a result the assistant reads, the audit log or a log line (client.SecretLink
-// prints "[secret link]").
+// prints "[secret link]"). The channel comes from the plugin's consent-gated Cloud handle
+// (Context.Cloud): nothing is shared before the person allows card-share to use the provider.
 
 //go:embed ui/card-share/status.json
 var cardShareWidget []byte
@@ -43,54 +45,13 @@ const (
 	CardShareRefresh = 30 * time.Second
 )
 
-// CloudChannels opens relay channels for one plugin on the host's Cloud provider (seed 003
-// “# 插件指南” §5, channels.open); *client.Plugin implements it.
-type CloudChannels interface {
-	OpenChannel(ctx context.Context, opts client.OpenOptions) (*client.Channel, error)
-}
-
-// CloudFunc returns pluginID's handle on the host's Cloud connection, or an error saying why
-// there is none (no provider chosen, no consent, offline).
-type CloudFunc func(ctx context.Context, pluginID string) (CloudChannels, error)
-
-var cloudFuncs sync.Map // *host.Host → CloudFunc
-
-// SetCloud binds the Cloud connection built-ins of h use (nil unbinds). A built-in whose host
-// has none fails its cloud tools with "Cloud is off".
-func SetCloud(h *host.Host, f CloudFunc) {
-	if f == nil {
-		cloudFuncs.Delete(h)
-		return
-	}
-	cloudFuncs.Store(h, f)
-}
-
-// cloudChannels is c's plugin's Cloud handle.
-func (c *Context) cloudChannels() (CloudChannels, error) {
-	f, ok := cloudFuncs.Load(c.Host)
-	if !ok {
-		return nil, Errorf("Cloud is off: choose a provider in Settings → Cloud (harness cloud use URL) and allow %s to use it", c.Plugin)
-	}
-	return f.(CloudFunc)(c, c.Plugin)
-}
-
-// shareChannel is what card-share uses of an open channel; *client.Channel has it.
-type shareChannel interface {
-	Link() client.SecretLink
-	ExpiresAt() time.Time
-	Events() <-chan client.Event
-	Send(ctx context.Context, to string, msg any) error
-	Extend(ctx context.Context, ttl time.Duration) (time.Time, error)
-	Close(ctx context.Context) error
-	Disconnect()
-}
-
 // cardShare is the one live share of a host.
 type cardShare struct {
 	h       *host.Host
 	campus  interp.CampusClient
 	payer   campus.CardPayer
-	ch      shareChannel
+	cp      *cloud.Plugin
+	ch      *client.Channel
 	refresh time.Duration
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -170,6 +131,14 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	if s := activeShare(c.Host); s != nil {
 		return s.status(), nil
 	}
+	// Cloud first: without a provider or the person's consent no card call is made.
+	cp, err := c.Cloud()
+	if err != nil {
+		return CardShareStatus{}, Errorf("%v", err)
+	}
+	if st := cp.Status(c); !st.Available {
+		return CardShareStatus{}, Errorf("Cloud is not available to card-share: %s (Settings → Cloud, or harness cloud use URL and harness cloud consent card-share on)", st.Reason)
+	}
 	cc := c.Campus()
 	if cc == nil {
 		return CardShareStatus{}, Errorf("the host has no campus client: sign in to the campus card (harness campus login card)")
@@ -182,23 +151,19 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	if _, err := campus.CardPaymentCode(c, cc, payer); err != nil {
 		return CardShareStatus{}, Errorf("campus card: %v", err)
 	}
-	cl, err := c.cloudChannels()
-	if err != nil {
-		return CardShareStatus{}, err
-	}
-	ch, err := cl.OpenChannel(c, client.OpenOptions{TTL: CardShareTTL, MaxPeers: 1, Page: "view",
+	ch, err := cp.OpenChannel(c, client.OpenOptions{TTL: CardShareTTL, MaxPeers: 1, Page: "view",
 		Meta: cardShareMeta{V: 1, Title: "校园卡付款码", NameHint: nameHint(payer.Holder), RefreshS: int(cardShareRefresh / time.Second)}})
 	if err != nil {
-		return CardShareStatus{}, Errorf("Cloud: %v", err)
+		return CardShareStatus{}, Errorf("%v", err)
 	}
-	s := startShare(c.Host, cc, payer, ch, cardShareRefresh)
+	s := startShare(c.Host, cc, payer, cp, ch, cardShareRefresh)
 	return s.status(), nil
 }
 
 // startShare runs the share loop of ch on h.
-func startShare(h *host.Host, cc interp.CampusClient, payer campus.CardPayer, ch shareChannel, refresh time.Duration) *cardShare {
+func startShare(h *host.Host, cc interp.CampusClient, payer campus.CardPayer, cp *cloud.Plugin, ch *client.Channel, refresh time.Duration) *cardShare {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &cardShare{h: h, campus: cc, payer: payer, ch: ch, refresh: refresh, stop: cancel, done: make(chan struct{}), expires: ch.ExpiresAt()}
+	s := &cardShare{h: h, campus: cc, payer: payer, cp: cp, ch: ch, refresh: refresh, stop: cancel, done: make(chan struct{}), expires: ch.ExpiresAt()}
 	cardShares.Store(h, s)
 	go s.run(ctx)
 	return s
@@ -368,6 +333,10 @@ func (s *cardShare) end(why string) {
 	}
 	s.mu.Unlock()
 	s.ch.Disconnect()
+	// The share is over: its keys need not be kept for a resume.
+	if err := s.cp.ForgetChannel(context.Background(), s.ch.ID()); err != nil {
+		slog.Debug("card-share: forget the channel", "err", err)
+	}
 	cardShares.CompareAndDelete(s.h, s)
 }
 
@@ -395,6 +364,9 @@ func cardShareExtend(c *Context, in CardShareExtendInput) (CardShareStatus, erro
 	if err != nil {
 		return CardShareStatus{}, Errorf("Cloud: %v", err)
 	}
+	if err := s.cp.SaveChannel(c, s.ch); err != nil {
+		slog.Debug("card-share: save the extended channel", "err", err)
+	}
 	s.mu.Lock()
 	s.expires = exp
 	s.mu.Unlock()
@@ -408,7 +380,7 @@ func cardShareStop(c *Context, _ Empty) (CardShareStatus, error) {
 	if s == nil {
 		return (*cardShare)(nil).status(), nil
 	}
-	err := s.ch.Close(c)
+	err := s.cp.CloseChannel(c, s.ch)
 	s.stop()
 	<-s.done
 	if err != nil {

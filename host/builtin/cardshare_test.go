@@ -18,6 +18,7 @@ import (
 	"github.com/pkuinfo/harness/host/abilities"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/campus/campustest"
+	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -44,12 +45,13 @@ func (s *syncBuffer) String() string {
 // reference Cloud server on loopback whose log (debug level) goes to log.
 type shareRig struct {
 	h     *host.Host
+	m     *cloud.Manager
 	stand *campustest.Stand
 	cloud string
 	log   *syncBuffer
 }
 
-func newShareRig(t *testing.T, refresh time.Duration) *shareRig {
+func newShareRig(t *testing.T, refresh time.Duration, consent bool) *shareRig {
 	t.Helper()
 	ctx := context.Background()
 	old := cardShareRefresh
@@ -90,20 +92,24 @@ func newShareRig(t *testing.T, refresh time.Duration) *shareRig {
 	if _, err := h.InstallOfficial(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := client.New(client.Config{BaseURL: hs.URL})
-	if err != nil {
+	m := cloud.For(db)
+	t.Cleanup(func() { cloud.Release(db) })
+	if _, err := m.Use(ctx, hs.URL); err != nil {
 		t.Fatal(err)
 	}
-	SetCloud(h, func(_ context.Context, id string) (CloudChannels, error) { return cl.Plugin(id, "channels") })
+	if consent {
+		if _, err := m.Allow(ctx, cloud.DeclOf(Of(h, "card-share").Plugin.Manifest)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() {
 		if s := activeShare(h); s != nil {
 			s.ch.Close(context.Background())
 			s.stop()
 			<-s.done
 		}
-		SetCloud(h, nil)
 	})
-	return &shareRig{h: h, stand: stand, cloud: hs.URL, log: logs}
+	return &shareRig{h: h, m: m, stand: stand, cloud: hs.URL, log: logs}
 }
 
 func (r *shareRig) call(t *testing.T, actor host.Actor, tool, input string) (*host.CallResult, error) {
@@ -147,7 +153,7 @@ func nextCode(t *testing.T, v *client.Viewer, within time.Duration) cardCodeFram
 // status and stop work, and the viewer sees the share close. The link shows nowhere but the
 // link tool's result: not in another tool's result, the audit log or the server's log.
 func TestCardShareEndToEnd(t *testing.T) {
-	r := newShareRig(t, time.Second)
+	r := newShareRig(t, time.Second, true)
 	ctx := context.Background()
 
 	if got := r.ok(t, "status", ""); !strings.Contains(got, `"sharing":false`) {
@@ -209,8 +215,16 @@ func TestCardShareEndToEnd(t *testing.T) {
 		t.Errorf("sent %q, %q; the card issued %q", first.Code, second.Code, issued)
 	}
 
-	if err := json.Unmarshal([]byte(r.ok(t, "status", "")), &st); err != nil || st.Viewer != "online" || st.CodesSent < 2 || st.RefreshedAt == nil {
-		t.Fatalf("status while viewed: %+v", st)
+	// The count goes up once the relay took the frame, which may be just after the viewer has it.
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := json.Unmarshal([]byte(r.ok(t, "status", "")), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Viewer == "online" && st.CodesSent >= 2 && st.RefreshedAt != nil {
+			break
+		} else if time.Now().After(end) {
+			t.Fatalf("status while viewed: %+v", st)
+		}
 	}
 	before := *st.ExpiresAt
 	ext := r.ok(t, "extend", `{"minutes":20}`)
@@ -266,7 +280,7 @@ func TestCardShareEndToEnd(t *testing.T) {
 // confirmation to start (money: ask), and may stop; starting without a card session or
 // without Cloud fails saying what to do, and opens no channel.
 func TestCardShareRefusals(t *testing.T) {
-	r := newShareRig(t, time.Minute)
+	r := newShareRig(t, time.Minute, true)
 	if res, err := r.call(t, host.ActorAgent, "link", ""); outcome(res, err) != "refused" {
 		t.Errorf("the agent calling link: %s", outcome(res, err))
 	}
@@ -294,14 +308,40 @@ func TestCardShareRefusals(t *testing.T) {
 	if _, err := r.call(t, host.ActorUser, "start", ""); err == nil || !strings.Contains(err.Error(), "not signed in to card") {
 		t.Errorf("start without a card session: %v", err)
 	}
-	SetCloud(r.h, nil)
-	r2 := newShareRig(t, time.Minute)
-	SetCloud(r2.h, nil)
-	if _, err := r2.call(t, host.ActorUser, "start", ""); err == nil || !strings.Contains(err.Error(), "Cloud is off") {
-		t.Errorf("start without Cloud: %v", err)
+}
+
+// TestCardShareConsent: before the person allows card-share to use Cloud, start fails saying
+// where to allow it, and neither the card nor the provider is asked for anything; after
+// consent it shares; after the consent is withdrawn it fails again.
+func TestCardShareConsent(t *testing.T) {
+	r := newShareRig(t, time.Minute, false)
+	ctx := context.Background()
+	_, err := r.call(t, host.ActorUser, "start", "")
+	if err == nil || !strings.Contains(err.Error(), "has not allowed this plugin to use Cloud") || !strings.Contains(err.Error(), "harness cloud consent card-share on") {
+		t.Fatalf("start before consent: %v", err)
 	}
-	if activeShare(r2.h) != nil {
-		t.Error("a failed start left a share")
+	if n := r.stand.Count("card GET /berserker-app"); n != 0 || activeShare(r.h) != nil {
+		t.Fatalf("before consent: %d card requests, share %v", n, activeShare(r.h))
+	}
+	if _, err := r.m.Allow(ctx, cloud.DeclOf(Of(r.h, "card-share").Plugin.Manifest)); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ok(t, "start", ""); !strings.Contains(got, `"sharing":true`) {
+		t.Fatalf("start after consent: %s", got)
+	}
+	r.ok(t, "stop", "")
+	if err := r.m.Revoke(ctx, "card-share"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(t, host.ActorUser, "start", ""); err == nil || !strings.Contains(err.Error(), "has not allowed") {
+		t.Fatalf("start after the consent was withdrawn: %v", err)
+	}
+	// With Cloud off there is a clear error too.
+	if _, err := r.m.Use(ctx, "off"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(t, host.ActorUser, "start", ""); err == nil || !strings.Contains(err.Error(), "no Cloud provider is set") {
+		t.Fatalf("start with Cloud off: %v", err)
 	}
 }
 
