@@ -40,10 +40,16 @@ const (
 	// CardShareExtendMax is the most one extend adds, and the most a share may have left after
 	// it: a payment code is money, so a share never runs open-ended.
 	CardShareExtendMax = 30 * time.Minute
-	// CardShareRefresh is how often a fresh payment code is sent while the viewer is online; the
-	// card app's codes are short-lived, and the relay allows 60 frames a minute.
-	CardShareRefresh = 30 * time.Second
 )
+
+// helloThrottle is how soon after a code a viewer's hello gets that code again rather than a
+// new one from the card.
+const helloThrottle = 3 * time.Second
+
+// CardShareRefresh is how often a fresh payment code is sent while the viewer is online (the
+// card app's codes are short-lived; the relay allows 60 frames a minute). A share reads it when
+// it starts; tests shorten it.
+var CardShareRefresh = 30 * time.Second
 
 // cardShare is the one live share of a host.
 type cardShare struct {
@@ -63,7 +69,8 @@ type cardShare struct {
 	sent        int
 	refreshedAt time.Time
 	lastErr     string
-	ended       string // why the share ended; "" while it runs
+	last        *cardCodeFrame // the last code sent, dropped when a code fails or the share ends
+	ended       string         // why the share ended; "" while it runs
 }
 
 var cardShares sync.Map // *host.Host → *cardShare
@@ -122,9 +129,6 @@ func (s *cardShare) status() CardShareStatus {
 
 var cardShareMu sync.Mutex // serialises start and stop per process
 
-// cardShareRefresh is the refresh interval new shares use; tests shorten it.
-var cardShareRefresh = CardShareRefresh
-
 func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	cardShareMu.Lock()
 	defer cardShareMu.Unlock()
@@ -152,11 +156,11 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 		return CardShareStatus{}, Errorf("campus card: %v", err)
 	}
 	ch, err := cp.OpenChannel(c, client.OpenOptions{TTL: CardShareTTL, MaxPeers: 1, Page: "view",
-		Meta: cardShareMeta{V: 1, Title: "校园卡付款码", NameHint: nameHint(payer.Holder), RefreshS: int(cardShareRefresh / time.Second)}})
+		Meta: cardShareMeta{V: 1, Title: "校园卡付款码", NameHint: nameHint(payer.Holder), RefreshS: int(CardShareRefresh / time.Second)}})
 	if err != nil {
 		return CardShareStatus{}, Errorf("%v", err)
 	}
-	s := startShare(c.Host, cc, payer, cp, ch, cardShareRefresh)
+	s := startShare(c.Host, cc, payer, cp, ch, CardShareRefresh)
 	return s.status(), nil
 }
 
@@ -228,9 +232,21 @@ func (s *cardShare) run(ctx context.Context) {
 				return
 			}
 			switch ev.Type {
-			case client.EventJoin:
+			case client.EventConnected:
+				// The owner socket is up (first connect or reconnect): the server's hello lists
+				// the seat, which a join before the socket was up never announced as a join.
+				s.adoptPeer()
 				s.mu.Lock()
-				s.peer, s.online = ev.PeerID, true
+				live := s.peer != "" && s.online
+				s.mu.Unlock()
+				if live {
+					s.sendCode(ctx)
+				}
+			case client.EventJoin:
+				// A seat is claimed; the viewer is online once its socket is (peer event or its
+				// hello): a code sent before would be dropped.
+				s.mu.Lock()
+				s.peer, s.online = ev.PeerID, false
 				s.mu.Unlock()
 			case client.EventPeer:
 				s.mu.Lock()
@@ -245,10 +261,20 @@ func (s *cardShare) run(ctx context.Context) {
 				}
 				s.mu.Unlock()
 			case client.EventMessage:
+				s.adoptPeer()
 				if s.isPeer(ev.PeerID) && viewerHello(ev.Msg) {
 					s.mu.Lock()
 					s.online = true
+					last, recent := s.last, s.h.Now().Sub(s.refreshedAt) < helloThrottle
 					s.mu.Unlock()
+					// A viewer sending hello after hello gets the last code again, not a new
+					// request to the card each time.
+					if recent && last != nil {
+						if err := s.ch.Send(ctx, ev.PeerID, *last); err != nil {
+							slog.Debug("card-share: resend the code", "err", err)
+						}
+						continue
+					}
 					s.sendCode(ctx)
 				}
 			case client.EventClosed:
@@ -263,6 +289,19 @@ func (s *cardShare) run(ctx context.Context) {
 				s.sendCode(ctx)
 			}
 		}
+	}
+}
+
+// adoptPeer takes the channel's one seat as the viewer when none is known yet.
+func (s *cardShare) adoptPeer() {
+	peers := s.ch.Peers()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(peers) == 0 {
+		return
+	}
+	if s.peer == "" || s.peer == peers[0].PeerID {
+		s.peer, s.online = peers[0].PeerID, peers[0].Online
 	}
 }
 
@@ -300,7 +339,7 @@ func (s *cardShare) sendCode(ctx context.Context) {
 			problem = nse.Error()
 		}
 		s.mu.Lock()
-		s.lastErr = problem
+		s.lastErr, s.last = problem, nil
 		s.mu.Unlock()
 		if err := s.ch.Send(cctx, peer, cardPausedFrame{T: "paused", V: 1}); err != nil {
 			slog.Debug("card-share: paused frame", "err", err)
@@ -311,20 +350,22 @@ func (s *cardShare) sendCode(ctx context.Context) {
 	s.mu.Lock()
 	seq := s.sent + 1
 	s.mu.Unlock()
-	if err := s.ch.Send(cctx, peer, cardCodeFrame{T: "code", V: 1, Code: code, Seq: seq, At: now.UnixMilli(), RefreshS: int(s.refresh / time.Second)}); err != nil {
+	frame := cardCodeFrame{T: "code", V: 1, Code: code, Seq: seq, At: now.UnixMilli(), RefreshS: int(s.refresh / time.Second)}
+	if err := s.ch.Send(cctx, peer, frame); err != nil {
 		s.mu.Lock()
 		s.lastErr = "the relay did not take the code: " + err.Error()
 		s.mu.Unlock()
 		return
 	}
 	s.mu.Lock()
-	s.sent, s.refreshedAt, s.lastErr = seq, now, ""
+	s.sent, s.refreshedAt, s.lastErr, s.last = seq, now, "", &frame
 	s.mu.Unlock()
 }
 
 // end marks the share over (why: owner, expired, stopped, …) and drops the socket.
 func (s *cardShare) end(why string) {
 	s.mu.Lock()
+	s.last = nil
 	if s.ended == "" {
 		s.ended = why
 		if why == "" {
