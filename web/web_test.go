@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/pkuinfo/harness/host"
-	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/host/store"
 )
 
