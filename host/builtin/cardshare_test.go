@@ -15,12 +15,14 @@ import (
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/cloud/viewer"
+	"github.com/pkuinfo/harness/genui"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/abilities"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/campus/campustest"
 	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -251,6 +253,34 @@ func TestCardShareEndToEnd(t *testing.T) {
 			t.Fatalf("status while viewed: %+v", st)
 		}
 	}
+	// The screen draws the link as its QR code and the widget draws the status, in both
+	// languages, with no template failing.
+	shareData, err := expr.FromJSON([]byte(r.ok(t, "status", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkData, err := expr.FromJSON([]byte(r.ok(t, "link", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{"zh-Hans", "en"} {
+		drawn, err := genui.Draw(ctx, cardShareScreen, genui.DrawInput{Size: "lg", Locale: loc, Now: time.Now(), Data: map[string]any{"share": shareData, "link": linkData}})
+		if err != nil || len(drawn.Problems) > 0 {
+			t.Fatalf("screen (%s): %v %v", loc, err, drawn.Problems)
+		}
+		b, _ := json.Marshal(drawn.Root)
+		if !strings.Contains(string(b), `"type":"QRCode"`) || !strings.Contains(string(b), secret) {
+			t.Errorf("screen (%s) has no QR code of the link: %s", loc, b)
+		}
+		w, err := genui.Draw(ctx, cardShareWidget, genui.DrawInput{Size: "md", Locale: loc, Now: time.Now(), Data: map[string]any{"share": shareData}})
+		if err != nil || len(w.Problems) > 0 {
+			t.Fatalf("widget (%s): %v %v", loc, err, w.Problems)
+		}
+		if b, _ := json.Marshal(w.Root); strings.Contains(string(b), secret) || !strings.Contains(string(b), map[string]string{"zh-Hans": "朋友正在查看", "en": "Your friend is viewing"}[loc]) {
+			t.Errorf("widget (%s): %s", loc, b)
+		}
+	}
+
 	before := *st.ExpiresAt
 	ext := r.ok(t, "extend", `{"minutes":20}`)
 	if err := json.Unmarshal([]byte(ext), &st); err != nil || *st.ExpiresAt <= before {
