@@ -54,7 +54,7 @@ type shareRig struct {
 	log   *syncBuffer
 }
 
-func newShareRig(t *testing.T, refresh time.Duration, consent bool) *shareRig {
+func newShareRig(t testing.TB, refresh time.Duration, consent bool) *shareRig {
 	t.Helper()
 	ctx := context.Background()
 	old := CardShareRefresh
@@ -75,6 +75,9 @@ func newShareRig(t *testing.T, refresh time.Duration, consent bool) *shareRig {
 	cfg.PowDifficulty = 4
 	cfg.Pages = viewer.FS()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if _, bench := t.(*testing.B); bench {
+		cfg.Limits.Channels.FramesPerMin = 1 << 30 // the benchmark measures the path, not the limit
+	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -423,5 +426,46 @@ func TestCardShareManifest(t *testing.T) {
 	}
 	if nameHint("王小明") != "王_明" || nameHint("张三") != "张_" || nameHint("") != "" || nameHint("A") != "A_" {
 		t.Error("nameHint")
+	}
+}
+
+// BenchmarkCardShareCode is one refresh end to end on loopback: draw a payment code from the
+// card stand-in, seal it for the viewer, relay it through the reference server, and open it on
+// the viewer's side (cloud/client Viewer, as the page does).
+func BenchmarkCardShareCode(b *testing.B) {
+	r := newShareRig(b, time.Hour, true)
+	ctx := context.Background()
+	e := &env{h: r.h}
+	e.ok(b, host.ActorUser, "card-share", "start", "")
+	var ln CardShareLink
+	if err := json.Unmarshal([]byte(e.ok(b, host.ActorUser, "card-share", "link", "")), &ln); err != nil {
+		b.Fatal(err)
+	}
+	link, err := client.ParseSecretLink(ln.Link)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := client.Join(ctx, link, client.ViewerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Leave()
+	if err := v.Send(ctx, map[string]string{"t": "hello"}); err != nil {
+		b.Fatal(err)
+	}
+	recv := func() {
+		for ev := range v.Events() {
+			if ev.Type == client.EventMessage {
+				return
+			}
+		}
+		b.Fatal("the viewer's channel ended")
+	}
+	recv()
+	s := activeShare(r.h)
+	b.ResetTimer()
+	for b.Loop() {
+		s.sendCode(ctx)
+		recv()
 	}
 }
