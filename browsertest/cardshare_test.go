@@ -21,12 +21,14 @@ import (
 	"github.com/pkuinfo/harness/cloud/viewer"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/abilities"
+	hostapi "github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/campus/campustest"
 	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/web"
 )
 
 // logBuffer collects log lines from several goroutines.
@@ -54,7 +56,11 @@ func (l *logBuffer) String() string {
 // show each refresh (a new code from the card, in order), keep working across a reload with
 // the key gone from the address bar, and remove the code when the share stops. The link and its
 // secret must appear in no log: the server's (debug level), an access log of every request, the
-// host's slog output, the audit log, or any tool result but the link tool's.
+// host's slog output, the audit log, or any tool result but the link tool's. The app subtest
+// does the same from the person's side: the web app's card-share screen, its start button (which
+// asks first), the link only as the screen's QR code, and its stop button. Screenshots:
+// card-share[-en][-ended], card-share-app-idle, card-share-app-sharing, card-share-app-viewer,
+// each -phone and -desktop.
 func TestCardShareInChromium(t *testing.T) {
 	bctx := browser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -153,6 +159,75 @@ func TestCardShareInChromium(t *testing.T) {
 			cardShareScenario(t, bctx, stand, ln.Link, sc.name, sc.lang, func() { call("stop", "") })
 		})
 	}
+
+	// The person's side: the app's card-share screen (the web app in process, as harness serve
+	// runs it). Start from its button, the link shown only as its QR code, stop from its button.
+	api := hostapi.New(h, hostapi.Options{})
+	app := web.Handler()
+	for _, p := range web.AppRoutes {
+		api.HandleStatic(p, app)
+	}
+	api.HandleStatic("GET /assets/", app)
+	web.Routes(api, h)
+	appSrv := httptest.NewServer(api)
+	defer appSrv.Close()
+	t.Run("app", func(t *testing.T) {
+		tab, closeTab := chromedp.NewContext(bctx)
+		defer closeTab()
+		con := watch(t, tab)
+		// The person answers yes to every confirmation; the questions are kept to check.
+		if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `window.confirm = (q) => { (window.asked ||= []).push(String(q)); return true; }`}); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(appSrv.URL+"/p/card-share/main")); err != nil {
+			t.Fatal(err)
+		}
+		pageEval := func(js string) string {
+			v, err := chromedp.Run(tab, chromedp.Evaluate[string](js))
+			if err != nil {
+				t.Fatalf("evaluating %s: %v", js, err)
+			}
+			return v
+		}
+		waitFor := func(js, what string) {
+			t.Helper()
+			for end := time.Now().Add(20 * time.Second); pageEval(js) != "yes"; time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("%s did not happen in 20 s; the page says %q\nconsole:\n%s", what, pageEval(`document.getElementById('main')?.innerText ?? ''`), con.String())
+				}
+			}
+		}
+		click := func(label string) {
+			t.Helper()
+			waitFor(fmt.Sprintf(`Array.from(document.querySelectorAll('button')).some(b => b.textContent.includes(%q) && !b.disabled) ? 'yes' : 'no'`, label), "the "+label+" button")
+			pageEval(fmt.Sprintf(`(Array.from(document.querySelectorAll('button')).find(b => b.textContent.includes(%q)).click(), '')`, label))
+		}
+		waitFor(`document.body.innerText.includes('服务器能看到:分享的开始/结束时间、查看者的 IP') ? 'yes' : 'no'`, "the disclosure")
+		shoot(t, tab, "card-share-app-idle")
+		click("开始分享")
+		waitFor(`document.querySelector('figure.g-qr svg path') ? 'yes' : 'no'`, "the QR code of the link")
+		if got := pageEval(`(window.asked ?? []).join(' | ')`); !strings.Contains(got, "朋友拿到付款码就能用你的校园卡付钱") {
+			t.Errorf("start asked %q, want the money warning", got)
+		}
+		var ln struct {
+			Link string `json:"link"`
+		}
+		if err := json.Unmarshal([]byte(call("link", "")), &ln); err != nil || ln.Link == "" {
+			t.Fatalf("link: %v", err)
+		}
+		secret := ln.Link[strings.Index(ln.Link, "#k=")+3:]
+		secrets = append(secrets, ln.Link, secret)
+		if strings.Contains(pageEval(`document.body.innerText + document.title`), secret) {
+			t.Error("the app's screen shows the link as text; it must only be the QR code")
+		}
+		shoot(t, tab, "card-share-app-sharing")
+		cardShareScenario(t, bctx, stand, ln.Link, "card-share-app-viewer", "", func() { click("结束分享") })
+		waitFor(`document.body.innerText.includes('开始分享') && !document.querySelector('figure.g-qr') ? 'yes' : 'no'`, "the screen going back to start")
+		if p := con.problems(); len(p) > 0 {
+			t.Errorf("the app logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
+		}
+	})
 
 	audit, err := h.Audit(ctx, "card-share", 100)
 	if err != nil {
