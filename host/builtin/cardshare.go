@@ -155,6 +155,11 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	if _, err := campus.CardPaymentCode(c, cc, payer); err != nil {
 		return CardShareStatus{}, Errorf("campus card: %v", err)
 	}
+	// A share still open from before the host restarted goes on, with the same link (its keys
+	// were kept sealed by the Cloud handle), rather than leaving its viewer waiting.
+	if ch := resumeSaved(c, cp); ch != nil {
+		return startShare(c.Host, cc, payer, cp, ch, CardShareRefresh).status(), nil
+	}
 	ch, err := cp.OpenChannel(c, client.OpenOptions{TTL: CardShareTTL, MaxPeers: 1, Page: "view",
 		Meta: cardShareMeta{V: 1, Title: "校园卡付款码", NameHint: nameHint(payer.Holder), RefreshS: int(CardShareRefresh / time.Second)}})
 	if err != nil {
@@ -162,6 +167,32 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	}
 	s := startShare(c.Host, cc, payer, cp, ch, CardShareRefresh)
 	return s.status(), nil
+}
+
+// resumeSaved reconnects the newest of the plugin's saved channels that has not expired, or
+// returns nil; saved channels it cannot resume are forgotten.
+func resumeSaved(c *Context, cp *cloud.Plugin) *client.Channel {
+	ids, err := cp.Channels(c)
+	if err != nil || len(ids) == 0 {
+		return nil
+	}
+	var out *client.Channel
+	for _, id := range ids {
+		ch, err := cp.ResumeChannel(c, id, 0)
+		if err != nil {
+			cp.ForgetChannel(c, id)
+			continue
+		}
+		if out == nil || ch.ExpiresAt().After(out.ExpiresAt()) {
+			if out != nil {
+				out.Disconnect()
+			}
+			out = ch
+		} else {
+			ch.Disconnect()
+		}
+	}
+	return out
 }
 
 // startShare runs the share loop of ch on h.
@@ -419,6 +450,20 @@ func cardShareStop(c *Context, _ Empty) (CardShareStatus, error) {
 	defer cardShareMu.Unlock()
 	s := activeShare(c.Host)
 	if s == nil {
+		// Shares from before the host restarted are closed too: stop means nobody sees a code.
+		if cp, err := c.Cloud(); err == nil {
+			ids, _ := cp.Channels(c)
+			for _, id := range ids {
+				ch, err := cp.ResumeChannel(c, id, 0)
+				if err == nil {
+					err = cp.CloseChannel(c, ch)
+				}
+				if err != nil {
+					cp.ForgetChannel(c, id)
+					return CardShareStatus{}, Errorf("Cloud: a share from before the restart did not close: %v (it ends by itself when it expires)", err)
+				}
+			}
+		}
 		return (*cardShare)(nil).status(), nil
 	}
 	err := s.cp.CloseChannel(c, s.ch)

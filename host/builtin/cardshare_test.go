@@ -403,6 +403,77 @@ func TestCardShareConsent(t *testing.T) {
 	}
 }
 
+// TestCardShareResume: a share a previous run of the host left open (its keys kept by the Cloud
+// handle, its process gone) goes on when the person starts again, with the same link, so the
+// viewer who holds it gets codes again; stop then closes it.
+func TestCardShareResume(t *testing.T) {
+	r := newShareRig(t, time.Second, true)
+	ctx := context.Background()
+	cx := newContext(ctx, r.h, "card-share", host.ActorUser, "", nil)
+	cp, err := cx.Cloud()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := cp.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute, MaxPeers: 1, Page: "view"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := old.Link()
+	old.Disconnect() // the previous process is gone
+	v, err := client.Join(ctx, link, client.ViewerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Leave()
+
+	r.ok(t, "start", "")
+	var ln CardShareLink
+	if err := json.Unmarshal([]byte(r.ok(t, "link", "")), &ln); err != nil || ln.Link != link.Reveal() {
+		t.Fatalf("after a restart start gave a new link (or none): %v", err)
+	}
+	if err := v.Send(ctx, map[string]string{"t": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	if f := nextCode(t, v, 10*time.Second); f.Code == "" {
+		t.Fatal("no code on the resumed share")
+	}
+	r.ok(t, "stop", "")
+	for {
+		select {
+		case ev, ok := <-v.Events():
+			if !ok || ev.Type == client.EventClosed {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the resumed share did not close")
+		}
+	}
+}
+
+// TestCardShareStopAfterRestart: stop with no share running here closes one a previous run
+// left open.
+func TestCardShareStopAfterRestart(t *testing.T) {
+	r := newShareRig(t, time.Minute, true)
+	ctx := context.Background()
+	cp, err := newContext(ctx, r.h, "card-share", host.ActorUser, "", nil).Cloud()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := cp.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute, MaxPeers: 1, Page: "view"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := old.Link()
+	old.Disconnect()
+	r.ok(t, "stop", "")
+	if _, err := client.Join(ctx, link, client.ViewerOptions{}); err == nil {
+		t.Fatal("a viewer joined a share stop closed")
+	}
+	if ids, _ := cp.Channels(ctx); len(ids) != 0 {
+		t.Errorf("saved channels after stop: %v", ids)
+	}
+}
+
 // TestCardShareManifest: the Cloud declaration is the seed's, disclosure line by line.
 func TestCardShareManifest(t *testing.T) {
 	c := MustCompile(CardShare)
