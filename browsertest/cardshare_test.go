@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/cloud/viewer"
 	"github.com/pkuinfo/harness/host"
@@ -349,6 +350,135 @@ func cardShareScenario(t *testing.T, bctx context.Context, stand *campustest.Sta
 		t.Errorf("status after stop %q, want %q", got, wantEnded)
 	}
 	shoot(t, tab, shot+"-ended")
+	if p := con.problems(); len(p) > 0 {
+		t.Errorf("the page logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// TestCardShareViewerRejectsBadFrames drives the card-share page as an attacker holding the
+// owner's end would: frames of the wrong shape, version or type, a replayed older code, a code
+// with markup, a name hint with markup. The page shows only well-formed codes newer than the
+// last, as text (never markup), hides the code on "paused" and when the share closes.
+func TestCardShareViewerRejectsBadFrames(t *testing.T) {
+	bctx := browser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := server.DefaultConfig(st)
+	cfg.PowDifficulty = 4
+	cfg.Pages = viewer.FS()
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	c, err := client.New(client.Config{BaseURL: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Plugin("card-share", "channels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute, Page: "view",
+		Meta: map[string]any{"v": 1, "title": "x", "nameHint": `<img src=x id=pwn>`, "refreshS": 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+
+	tab, closeTab := chromedp.NewContext(bctx)
+	defer closeTab()
+	con := watch(t, tab)
+	if err := chromedp.Do(tab, chromedp.Navigate(ch.Link().Reveal())); err != nil {
+		t.Fatal(err)
+	}
+	pageEval := func(js string) string {
+		v, err := chromedp.Run(tab, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", js, err)
+		}
+		return v
+	}
+	var peer string
+	for deadline := time.After(30 * time.Second); peer == ""; {
+		select {
+		case ev := <-ch.Events():
+			if ev.Type == client.EventMessage && string(ev.Msg) == `{"t":"hello"}` {
+				peer = ev.PeerID
+			}
+		case <-deadline:
+			t.Fatalf("the page did not say hello\n%s", con.String())
+		}
+	}
+	shown := func() string {
+		return pageEval(`(() => { const c = document.getElementById('card'); return c.hidden ? 'hidden' : c.dataset.seq + ' ' + document.getElementById('code').textContent.replace(/\s/g, ''); })()`)
+	}
+	send := func(f any) {
+		t.Helper()
+		if err := ch.Send(ctx, peer, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// expect sends f and checks what the page shows once it has handled it (the page counts
+	// every frame it handles in body[data-frames]).
+	handled := 0
+	expect := func(name string, f any, want string) {
+		t.Helper()
+		send(f)
+		handled++
+		for end := time.Now().Add(10 * time.Second); pageEval(`document.body.dataset.frames ?? '0'`) != fmt.Sprint(handled); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s: the page did not handle frame %d", name, handled)
+			}
+		}
+		if got := shown(); got != want {
+			t.Errorf("%s: the page shows %q, want %q", name, got, want)
+		}
+	}
+	code := func(seq any, c string) map[string]any {
+		return map[string]any{"t": "code", "v": 1, "code": c, "seq": seq, "at": time.Now().UnixMilli(), "refreshS": 30}
+	}
+	expect("a good code", code(5, "280011112222"), "5 280011112222")
+	expect("a replayed older code", code(4, "280099990000"), "5 280011112222")
+	expect("the same seq again", code(5, "280099990001"), "5 280011112222")
+	expect("a seq as a string", code("6", "280099990002"), "5 280011112222")
+	expect("a fractional seq", code(6.5, "280099990003"), "5 280011112222")
+	expect("a code with a space", code(6, "2800 9999"), "5 280011112222")
+	expect("a code with a newline", code(6, "2800\n9999"), "5 280011112222")
+	expect("an empty code", code(6, ""), "5 280011112222")
+	expect("a code over 512 bytes", code(6, strings.Repeat("9", 513)), "5 280011112222")
+	bad := code(6, "280099990004")
+	bad["v"] = 2
+	expect("another version", bad, "5 280011112222")
+	bad = code(6, "280099990005")
+	delete(bad, "refreshS")
+	expect("no refreshS", bad, "5 280011112222")
+	expect("markup in the code", code(6, "<b>1</b>"), "6 <b>1</b>")
+	if got := pageEval(`String(document.querySelectorAll('#code *, #pwn, #from *').length)`); got != "0" {
+		t.Errorf("markup from a frame or the meta became elements: %s", got)
+	}
+	if got := pageEval(`document.getElementById('from').textContent`); got != "<img src=x id=pwn> 分享给你的付款码" {
+		t.Errorf("from line %q", got)
+	}
+	expect("paused", map[string]any{"t": "paused", "v": 1}, "hidden")
+	expect("a newer code after the pause", code(7, "280033334444"), "7 280033334444")
+	if err := ch.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if got := shown() + " " + pageEval(`document.getElementById('status').dataset.state`); got == "hidden closed" {
+			break
+		} else if time.Now().After(end) {
+			t.Fatalf("after close the page shows %q", got)
+		}
+	}
 	if p := con.problems(); len(p) > 0 {
 		t.Errorf("the page logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
 	}

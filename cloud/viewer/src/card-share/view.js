@@ -275,6 +275,8 @@ async function main() {
         tick();
         break;
       case 'msg': {
+        // Every frame handled, shown or dropped, is counted (tests wait on it).
+        document.body.dataset.frames = String(Number(document.body.dataset.frames ?? 0) + 1);
         let m;
         try {
           m = open(seat.key, f.env);
