@@ -295,6 +295,12 @@ func (p *OpenAI) wrap(err error, attempts int) error {
 	} else {
 		pe.Message = err.Error()
 	}
+	// A service may quote the key it refused; the message goes to the person, the
+	// transcript and logs, so the key is cut out of it (and out of the wrapped error).
+	if k := p.cfg.APIKey; len(k) >= 4 && (strings.Contains(pe.Message, k) || strings.Contains(err.Error(), k)) {
+		pe.Message = strings.ReplaceAll(pe.Message, k, "[key]")
+		pe.Err = errors.New(strings.ReplaceAll(err.Error(), k, "[key]"))
+	}
 	return pe
 }
 

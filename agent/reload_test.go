@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -117,5 +118,30 @@ func TestProviderTest(t *testing.T) {
 				t.Fatalf("%+v %v", res, err)
 			}
 		})
+	}
+}
+
+// TestKeyNotInErrors: a service that quotes the refused key in its error message; the error the
+// loop gets (and stores in the transcript) has the key cut out, also from what it wraps.
+func TestKeyNotInErrors(t *testing.T) {
+	const key = "sk-quoted-0123456789abcdef"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(401)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + `"}}`))
+	}))
+	defer srv.Close()
+	p, _ := NewOpenAI(Config{BaseURL: srv.URL + "/v1", Model: "m", APIKey: key}, nil)
+	_, err := p.Complete(context.Background(), &Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, nil)
+	_, err2 := p.Test(context.Background())
+	for _, e := range []error{err, err2} {
+		if e == nil || !strings.Contains(e.Error(), "[key]") {
+			t.Fatalf("err %v", e)
+		}
+		for x := e; x != nil; x = errors.Unwrap(x) {
+			if strings.Contains(x.Error(), key) {
+				t.Errorf("the key is in %T: %v", x, x)
+			}
+		}
 	}
 }

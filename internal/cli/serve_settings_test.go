@@ -202,6 +202,23 @@ func TestModelRoutes(t *testing.T) {
 
 	secretsNowhere(t, ts, srv, db, secretKey)
 
+	// Another web page cannot even read the settings (nor, without a preflight the API never
+	// answers, change them: TestCrossSiteEveryRoute).
+	for _, path := range []string{"/v1/model", "/v1/model/presets", "/v1/remote-plugins"} {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("Origin", "https://evil.example")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || strings.Contains(string(b), "baseURL") {
+			t.Errorf("cross-site GET %s: %d %s", path, resp.StatusCode, b)
+		}
+	}
+
 	// The key is sealed at rest: model.key holds no key, but the host reads it back.
 	b, _ := os.ReadFile(filepath.Join(db.Dir(), agent.KeyFile))
 	if !strings.HasPrefix(string(b), "sealed:") {
