@@ -61,8 +61,8 @@ export function AIProvider() {
   const env = cur.from?.baseURL === 'env' || cur.from?.model === 'env' || cur.key?.from === 'env';
   return (
     <form class="g-col gap-sm ai" onSubmit={(e) => { e.preventDefault(); save(); }}>
-      <p class="detail" id="ai-now">{cur.model ? t('settings.modelIs', { model: cur.model, url: cur.baseURL }) : t('settings.modelNone')}{' '}
-        {cur.model ? (cur.key?.set ? t('ai.keySet', { hint: cur.key.hint === 'set' ? '' : cur.key.hint }) : t('ai.keyNone')) : ''}</p>
+      <div id="ai-now"><p class="detail">{cur.model ? t('settings.modelIs', { model: cur.model, url: cur.baseURL }) : t('settings.modelNone')}</p>
+        {cur.model ? <p class="detail">{cur.key?.set ? t('ai.keySet', { hint: cur.key.hint === 'set' ? '' : cur.key.hint }) : t('ai.keyNone')}</p> : null}</div>
       {env ? <p class="warn" role="note">{t('ai.fromEnv')}</p> : null}
       <div class="g-field"><label for="ai-preset">{t('ai.preset')}</label>
         <select id="ai-preset" value={preset} onChange={(e) => choose((e.target as HTMLSelectElement).value)}>
