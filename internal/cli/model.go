@@ -153,7 +153,7 @@ func modelShow(env *Env) int {
 		return ExitFail
 	}
 	if *asJSON {
-		b, _ := json.Marshal(map[string]any{"baseURL": c.BaseURL, "model": c.Model, "keySet": c.APIKey != "",
+		b, _ := json.Marshal(map[string]any{"baseURL": c.BaseURL, "model": c.Model, "keySet": c.APIKey != "", "keyHint": agent.KeyHint(c.APIKey),
 			"from": map[string]string{"baseURL": src.BaseURL, "model": src.Model, "key": src.APIKey}})
 		fmt.Fprintln(env.Stdout, string(b))
 		return ExitOK
@@ -174,6 +174,9 @@ func modelShow(env *Env) int {
 	key := "not set"
 	if c.APIKey != "" {
 		key = "set" + from(src.APIKey)
+		if h := agent.KeyHint(c.APIKey); h != "set" {
+			key = "set, ending " + h + from(src.APIKey)
+		}
 	}
 	fmt.Fprintf(env.Stdout, "base URL: %s%s\nmodel:    %s%s\nAPI key:  %s\n", c.BaseURL, from(src.BaseURL), c.Model, from(src.Model), key)
 	return ExitOK
