@@ -81,6 +81,19 @@ func waitText(t *testing.T, ctx context.Context, sel, want string) string {
 	}
 }
 
+// shootFits is shoot, after checking that the page fits a phone's width (nothing wider than the
+// screen, which would cut text off at the right edge).
+func shootFits(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("%s: the page is %d px wide on a 390 px phone", name, w)
+	}
+	shoot(t, ctx, name)
+}
+
 // TestPluginsAndSettings walks the settings and install scenarios against one harness serve with
 // the mock model and the demo-canteen remote plugin: the AI provider (test connection, a key
 // entered and never shown again, a failing service), install from a QR code image through the
@@ -135,7 +148,7 @@ func TestPluginsAndSettings(t *testing.T) {
 		// The connection still works with the stored key.
 		chromedp.Do(ctx, chromedp.Click(chromedp.ID("ai-test")))
 		waitText(t, ctx, "#ai-result.ok", "mock-agent")
-		shoot(t, ctx, "settings-ai")
+		shootFits(t, ctx, "settings-ai")
 		// A service that is not there: a clear message, and nothing saved.
 		eval[bool](t, ctx, `(() => { const i = document.getElementById('ai-url'); i.value = ''; i.dispatchEvent(new Event('input', { bubbles: true })); return true; })()`)
 		if err := chromedp.Do(ctx,
@@ -148,9 +161,26 @@ func TestPluginsAndSettings(t *testing.T) {
 		if !strings.Contains(s, "connection refused") && !strings.Contains(s, "连接失败") {
 			t.Errorf("failed test says %q", s)
 		}
-		if m := h.api(t, "GET", "/v1/model", ""); !strings.HasPrefix(fmt.Sprint(m["baseURL"]), "http://127.0.0.1") || m["model"] != "mock-agent" {
+		m = h.api(t, "GET", "/v1/model", "")
+		if m["model"] != "mock-agent" || strings.Contains(s, fmt.Sprint(m["baseURL"])) {
 			t.Errorf("a test changed the stored model: %v", m)
 		}
+		// Saved, the new service is the one the running serve's assistant talks to (no restart):
+		// the chat's error names it. Then the mock again.
+		dead := eval[string](t, ctx, `document.getElementById('ai-url').value`)
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form.ai button[type=submit]`))); err != nil {
+			t.Fatal(err)
+		}
+		waitText(t, ctx, "#ai-now", strings.TrimSuffix(strings.TrimPrefix(dead, "http://"), "/v1"))
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/chat"),
+			chromedp.WaitVisible(chromedp.ID(`composer-input`)),
+			chromedp.SendKeys(chromedp.ID(`composer-input`), "下一班校车什么时候"),
+			chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		waitText(t, ctx, ".msg.error", strings.TrimSuffix(strings.TrimPrefix(dead, "http://"), "/v1"))
+		h.api(t, "PUT", "/v1/model", fmt.Sprintf(`{"baseURL":%q}`, m["baseURL"]))
 	})
 
 	t.Run("install from a QR code image", func(t *testing.T) {
@@ -175,7 +205,7 @@ func TestPluginsAndSettings(t *testing.T) {
 			}
 			waitText(t, ctx, ".qr-problem", tc.want)
 		}
-		shoot(t, ctx, "install-qr-bad")
+		shootFits(t, ctx, "install-qr-bad")
 		link := links.URL + "/memo/PLUGIN.md"
 		if err := chromedp.Do(ctx,
 			chromedp.SetUploadFiles(chromedp.CSS("#qr-file"), []string{writeFile(t, "install.png", qrPNG(t, link))}),
@@ -192,7 +222,7 @@ func TestPluginsAndSettings(t *testing.T) {
 		if s := text(t, ctx, "#qr-status"); !strings.Contains(s, link) {
 			t.Errorf("status %q", s)
 		}
-		shoot(t, ctx, "install-qr")
+		shootFits(t, ctx, "install-qr")
 		if err := chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`.sheet.review .actions button.primary`)),
 			chromedp.WaitVisible(chromedp.ID(`mode-write`)),
@@ -236,7 +266,7 @@ func TestPluginsAndSettings(t *testing.T) {
 		if r := h.api(t, "GET", "/v1/remote-plugins", ""); strings.Contains(fmt.Sprint(r), "demo-canteen") {
 			t.Fatalf("added before the sheet was confirmed: %v", r)
 		}
-		shoot(t, ctx, "remote-review")
+		shootFits(t, ctx, "remote-review")
 		if err := chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`.sheet.remote .actions button.primary`)),
 			chromedp.WaitVisible(chromedp.ID(`mode-write`)),
@@ -246,7 +276,7 @@ func TestPluginsAndSettings(t *testing.T) {
 		if s := text(t, ctx, "main h1"); s != "演示食堂" && s != "mcp-demo-canteen" && s != "demo-canteen" {
 			t.Logf("plugin page title %q", s)
 		}
-		shoot(t, ctx, "remote-plugin-page")
+		shootFits(t, ctx, "remote-plugin-page")
 		if html := eval[string](t, ctx, `document.documentElement.outerHTML`); strings.Contains(html, "demo-token") {
 			t.Error("the page shows the token")
 		}
@@ -272,7 +302,7 @@ func TestPluginsAndSettings(t *testing.T) {
 		if s := waitText(t, ctx, `.msg.bot:last-of-type`, "seat"); !strings.Contains(s, "家园") {
 			t.Errorf("answer %q", s)
 		}
-		shoot(t, ctx, "canteen-chat")
+		shootFits(t, ctx, "canteen-chat")
 	})
 
 	t.Run("language and theme persist", func(t *testing.T) {
