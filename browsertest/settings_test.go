@@ -277,6 +277,11 @@ func TestPluginsAndSettings(t *testing.T) {
 			t.Logf("plugin page title %q", s)
 		}
 		shootFits(t, ctx, "remote-plugin-page")
+		// Check for updates lists its tools again (with the stored token).
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.plugin-page .actions button:first-child`))); err != nil {
+			t.Fatal(err)
+		}
+		waitText(t, ctx, ".toast", "已检查更新")
 		if html := eval[string](t, ctx, `document.documentElement.outerHTML`); strings.Contains(html, "demo-token") {
 			t.Error("the page shows the token")
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/pkuinfo/harness/agent"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/mcpx"
 )
 
@@ -37,6 +38,7 @@ func init() {
 		rr := &remoteRoutes{h: h, reg: mcpx.NewRegistry(h.Store())}
 		srv.HandleFunc("POST /v1/remote-plugins/review", rr.review)
 		srv.HandleFunc("POST /v1/remote-plugins", rr.add)
+		srv.HandleFunc("POST /v1/remote-plugins/{id}/refresh", rr.refresh)
 		return nil
 	})
 }
@@ -369,6 +371,27 @@ func (rr *remoteRoutes) add(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return replyJSON(w, http.StatusCreated, map[string]any{"id": p.ID, "name": sh.Name, "tools": len(p.Server.Tools), "hasToken": p.HasToken})
+}
+
+// refresh is POST /v1/remote-plugins/{id}/refresh: the server's tools listed again (as
+// `harness plugins update-remote` does), answered as an update outcome: current, applied with
+// the changes in note (in the body's lang, zh-Hans or en), or failed with the reason.
+func (rr *remoteRoutes) refresh(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Lang string `json:"lang"`
+	}
+	if err := strictJSON(r, &b); err != nil {
+		return err
+	}
+	lang, err := msg.Resolve(b.Lang, func(string) string { return "" })
+	if err != nil {
+		return settingsError("lang", "%q: use zh-Hans or en", b.Lang)
+	}
+	o, err := refreshRemote(r.Context(), rr.reg, r.PathValue("id"), lang)
+	if err != nil {
+		return err
+	}
+	return replyJSON(w, http.StatusOK, o)
 }
 
 // strictJSON decodes the body into v: unknown fields and trailing data

@@ -330,4 +330,21 @@ func TestRemotePluginRoutes(t *testing.T) {
 		t.Errorf("token column %q", stored)
 	}
 	secretsNowhere(t, ts, srv, db, tok)
+
+	// The plugin page's buttons work on it: check for updates (its tools listed again, with the
+	// sealed token), then remove, which forgets the token.
+	if st, body := call(t, ts, "POST", "/v1/remote-plugins/mcp-demo-canteen/refresh", `{"lang":"en"}`); st != 200 || !strings.Contains(body, `"status":"current"`) || strings.Contains(body, tok) {
+		t.Errorf("update: %d %s", st, body)
+	}
+	if st, body := call(t, ts, "POST", "/v1/remote-plugins/nope/refresh", `{}`); st != 404 {
+		t.Errorf("refresh of no plugin: %d %s", st, body)
+	}
+	if st, body := call(t, ts, "DELETE", "/v1/plugins/mcp-demo-canteen", `{}`); st >= 300 {
+		t.Errorf("remove: %d %s", st, body)
+	}
+	var n int
+	db.SQL.QueryRow(`SELECT COUNT(*) FROM mcpx_remote_plugins`).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d rows left after remove", n)
+	}
 }

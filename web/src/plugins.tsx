@@ -65,7 +65,7 @@ export function PluginPage({ id }: { id: string }) {
     get(`/v1/audit?plugin=${e}&limit=10`).then((r) => setAudit(r.entries || [])).catch(() => {});
   };
   useEffect(load, [id]);
-  const act = async (f: () => Promise<any>, done: Key) => { try { await f(); say(t(done)); load(); } catch (e) { say(errText(e)); } };
+  const act = async (f: () => Promise<any>, done: Key) => { try { const m = await f(); say(typeof m === 'string' && m ? m : t(done)); load(); } catch (e) { say(errText(e)); } };
   if (err) return <main id="main"><div class="state error" role="alert">{err}</div></main>;
   if (!p) return <main id="main"><Skeleton rows={6} /></main>;
   const e = encodeURIComponent(id);
@@ -77,7 +77,8 @@ export function PluginPage({ id }: { id: string }) {
       <p class="meta"><span class={`badge ${p.official ? 'official' : 'community'}`}>{t(p.official ? 'plugins.official' : 'plugins.community')}</span> <span class="badge">{t(kindKey(p.kind))}</span> {p.version} {p.note ? <span class="detail">{p.note}</span> : null}</p>
       {p.problem ? <p class="state error" role="alert">{p.problem}</p> : null}
       <div class="actions wrap">
-        {p.kind !== 'builtin' ? <button type="button" onClick={() => act(() => post(`/v1/plugins/${e}/update`, {}), 'plugins.updated')}>{t('plugins.update')}</button> : null}
+        {p.kind === 'remote' ? <button type="button" onClick={() => act(async () => { const o = await post(`/v1/remote-plugins/${e}/refresh`, { lang: locale.value }); if (o.status === 'failed') throw new Error(o.error); return o.note || ''; }, 'plugins.updated')}>{t('plugins.update')}</button>
+          : p.kind !== 'builtin' ? <button type="button" onClick={() => act(() => post(`/v1/plugins/${e}/update`, {}), 'plugins.updated')}>{t('plugins.update')}</button> : null}
         {p.held ? <button type="button" class="primary" onClick={() => act(() => post(`/v1/plugins/${e}/accept`, {}), 'plugins.accepted')}>{t('plugins.accept')}</button> : null}
         {p.previous ? <button type="button" onClick={() => act(() => post(`/v1/plugins/${e}/rollback`, {}), 'plugins.rolledBack')}>{t('plugins.rollback', { version: p.previous })}</button> : null}
         <button type="button" onClick={() => act(() => put(`/v1/plugins/${e}/enabled`, { enabled: !p.enabled }), 'action.done')}>{t(p.enabled ? 'plugins.disable' : 'plugins.enable')}</button>
