@@ -245,7 +245,7 @@ func TestPluginsAndSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Without its token the server refuses, and the page says to give one.
-		waitText(t, ctx, ".install .state.error", "token")
+		waitText(t, ctx, ".install .state.error", "服务器需要访问令牌")
 		if err := chromedp.Do(ctx,
 			chromedp.SendKeys(chromedp.ID("remote-token"), "demo-token"),
 			chromedp.Click(chromedp.CSS(`.install form button[type=submit]`)),

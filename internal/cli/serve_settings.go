@@ -304,14 +304,23 @@ func (b *remoteBody) check() error {
 }
 
 // describe connects to the server and builds its sheet; a server that
-// cannot be reached, or refuses the token, is a 502 whose message never
+// cannot be reached is a 502 remote_unreachable, one that wants a token
+// token_required, one that refuses it token_refused; the message never
 // holds the token.
 func (rr *remoteRoutes) describe(ctx context.Context, b *remoteBody) (*mcpx.RemoteServer, *remoteSheet, error) {
 	srv, err := (&mcpx.RemoteClient{URL: b.URL, Token: b.Token}).Describe(ctx)
 	if err != nil {
 		msg := redact(err.Error(), b.Token)
 		msg = strings.ReplaceAll(msg, "add it with --token", "give it in the token field")
-		return nil, nil, &api.Error{Status: http.StatusBadGateway, Code: "remote_unreachable", Message: msg}
+		// The code lets a front end say it in the person's language.
+		code := "remote_unreachable"
+		switch {
+		case strings.Contains(msg, "wants a bearer token"):
+			code = "token_required"
+		case strings.Contains(msg, "refused the token"):
+			code = "token_refused"
+		}
+		return nil, nil, &api.Error{Status: http.StatusBadGateway, Code: code, Message: msg}
 	}
 	js, _ := json.Marshal(srv)
 	sum := sha256.Sum256(js)

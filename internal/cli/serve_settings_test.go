@@ -284,8 +284,8 @@ func TestRemotePluginRoutes(t *testing.T) {
 		{"/v1/remote-plugins/review", `{"url":"http://example.org/mcp"}`, 400, `"field":"url"`},
 		{"/v1/remote-plugins/review", `{"url":"` + u + `","token":"a b"}`, 400, `"field":"token"`},
 		{"/v1/remote-plugins/review", `{"url":"` + u + `","hash":"sha256:x"}`, 400, `"field":"hash"`},
-		{"/v1/remote-plugins/review", `{"url":"` + u + `"}`, 502, "wants a bearer token"},
-		{"/v1/remote-plugins/review", `{"url":"` + u + `","token":"wrong-token"}`, 502, "refused the token"},
+		{"/v1/remote-plugins/review", `{"url":"` + u + `"}`, 502, `"code":"token_required"`},
+		{"/v1/remote-plugins/review", `{"url":"` + u + `","token":"wrong-token"}`, 502, `"code":"token_refused"`},
 		{"/v1/remote-plugins", `{"url":"` + u + `","token":"` + tok + `"}`, 400, `"field":"hash"`},
 		{"/v1/remote-plugins", `{"url":"` + u + `","token":"` + tok + `","hash":"sha256:0000"}`, 409, "changed its tools"},
 	} {

@@ -3,7 +3,7 @@
 // installed before the person confirms it, and the host installs exactly what was reviewed
 // (the plugin's hash, or the remote server's description's hash).
 import { useState } from 'preact/hooks';
-import { post } from './api';
+import { post, APIError } from './api';
 import { t, locale, Key } from './i18n';
 import { say, errText, go, effectName } from './app';
 import { decodeQRFile, linkFromQR, QRError } from './qr';
@@ -114,7 +114,13 @@ export function AddRemote({ initial }: { initial: string }) {
   const [sheet, setSheet] = useState<any>(null);
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(false);
-  const run = async (f: () => Promise<void>) => { setBusy(true); setProblem(''); try { await f(); } catch (e) { setProblem(errText(e)); } finally { setBusy(false); } };
+  const run = async (f: () => Promise<void>) => {
+    setBusy(true); setProblem('');
+    try { await f(); } catch (e) {
+      const code = e instanceof APIError ? e.code : '';
+      setProblem(code === 'token_required' ? t('remote.tokenRequired') : code === 'token_refused' ? t('remote.tokenRefused') : errText(e));
+    } finally { setBusy(false); }
+  };
   const review = () => run(async () => { setSheet(await post('/v1/remote-plugins/review', { url: url.trim(), token: tok.trim() })); });
   const add = () => run(async () => {
     const p = await post('/v1/remote-plugins', { url: url.trim(), token: tok.trim(), hash: sheet.hash });
