@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pkuinfo/harness/host/vault"
 )
 
 // Config is which model the assistant talks to (issue 13 "Providers"):
@@ -68,7 +71,11 @@ func LoadConfig(dir string, getenv func(string) string) (Config, Source, error) 
 	k, err := os.ReadFile(filepath.Join(dir, KeyFile))
 	switch {
 	case err == nil:
-		c.APIKey = strings.TrimSpace(string(k))
+		key, err := openKey(dir, strings.TrimSpace(string(k)))
+		if err != nil {
+			return c, src, err
+		}
+		c.APIKey = key
 		if c.APIKey != "" {
 			src.APIKey = "stored"
 		}
@@ -90,7 +97,9 @@ func LoadConfig(dir string, getenv func(string) string) (Config, Source, error) 
 }
 
 // SaveConfig writes c to dir: base URL and model to model.json, the key,
-// when setKey, to model.key (0600; an empty key removes the file). It
+// when setKey, to model.key (0600, sealed with the data directory's
+// vault.Box, so the file alone does not give the key away; an empty key
+// removes the file). It
 // checks the base URL first (http or https with a host) and writes
 // nothing when it is bad.
 func SaveConfig(dir string, c Config, setKey bool) error {
@@ -117,7 +126,62 @@ func SaveConfig(dir string, c Config, setKey bool) error {
 		}
 		return nil
 	}
-	return writeFile(kf, []byte(c.APIKey+"\n"))
+	sealed, err := sealKey(dir, c.APIKey)
+	if err != nil {
+		return err
+	}
+	return writeFile(kf, []byte(sealed+"\n"))
+}
+
+// sealedPrefix starts a model.key that holds the key sealed by the
+// vault; a file without it holds the key in plain text (written by an
+// older harness) and is still read.
+const sealedPrefix = "sealed:"
+
+// keyLabel binds the sealed key to its file (vault.Box.Seal).
+const keyLabel = "model.key"
+
+func sealKey(dir, key string) (string, error) {
+	box, err := vault.Open(dir, vault.DefaultKeyring())
+	if err != nil {
+		return "", err
+	}
+	return sealedPrefix + base64.StdEncoding.EncodeToString(box.Seal(keyLabel, []byte(key))), nil
+}
+
+func openKey(dir, text string) (string, error) {
+	enc, ok := strings.CutPrefix(text, sealedPrefix)
+	if !ok {
+		return text, nil
+	}
+	file := filepath.Join(dir, KeyFile)
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return "", fmt.Errorf("%s: the sealed key is not Base64: %v (set it again: harness model set --api-key-stdin)", file, err)
+	}
+	box, err := vault.Open(dir, vault.DefaultKeyring())
+	if err != nil {
+		return "", err
+	}
+	key, err := box.Open(keyLabel, b)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w (the vault key %s changed? set the key again: harness model set --api-key-stdin)", file, err, box.Where)
+	}
+	return string(key), nil
+}
+
+// KeyHint is what may be shown of an API key: "" when there is none,
+// "set" when it is too short to show any of it, else "…" and its last
+// four characters. The rest never leaves the host (issue 14: the key is
+// never returned by any route).
+func KeyHint(key string) string {
+	switch {
+	case key == "":
+		return ""
+	case len(key) < 16:
+		return "set"
+	}
+	return "…" + key[len(key)-4:]
 }
 
 // writeFile replaces path with b, mode 0600, through a temporary file so

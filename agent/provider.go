@@ -155,6 +155,7 @@ type OpenAI struct {
 	cfg    Config
 	name   string
 	client openai.Client
+	plain  openai.Client
 	idle   time.Duration
 }
 
@@ -203,17 +204,18 @@ func NewOpenAI(cfg Config, rt http.RoundTripper) (*OpenAI, error) {
 	if key == "" {
 		key = "none" // local servers (Ollama, vLLM, the mock) take any key; an empty one is an error in the SDK
 	}
-	p.client = openai.NewClient(
-		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"),
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/") + "/"),
 		option.WithAPIKey(key),
 		// Ambient OPENAI_ORG_ID / OPENAI_PROJECT_ID belong to OpenAI, not to whichever provider this is.
 		option.WithHeaderDel("OpenAI-Organization"),
 		option.WithHeaderDel("OpenAI-Project"),
 		option.WithHTTPClient(&http.Client{Transport: rt}),
-		option.WithMaxRetries(MaxRetries),
 		option.WithMaxRetryDelay(MaxRetryWait),
-		option.WithMiddleware(jsonToStream),
-	)
+	}
+	// Test's client: no retries, and JSON replies left as they are.
+	p.plain = openai.NewClient(append(opts, option.WithMaxRetries(0))...)
+	p.client = openai.NewClient(append(opts, option.WithMaxRetries(MaxRetries), option.WithMiddleware(jsonToStream))...)
 	return p, nil
 }
 
@@ -292,6 +294,12 @@ func (p *OpenAI) wrap(err error, attempts int) error {
 		}
 	} else {
 		pe.Message = err.Error()
+	}
+	// A service may quote the key it refused; the message goes to the person, the
+	// transcript and logs, so the key is cut out of it (and out of the wrapped error).
+	if k := p.cfg.APIKey; len(k) >= 4 && (strings.Contains(pe.Message, k) || strings.Contains(err.Error(), k)) {
+		pe.Message = strings.ReplaceAll(pe.Message, k, "[key]")
+		pe.Err = errors.New(strings.ReplaceAll(err.Error(), k, "[key]"))
 	}
 	return pe
 }
@@ -551,4 +559,56 @@ func spliceTools(body, tools []byte) []byte {
 		out = append(out, ',')
 	}
 	return append(out, rest...)
+}
+
+// TestResult is what Test found: whether the service answered, how long
+// the check took (ms), how it checked ("models": GET /models;
+// "completion": a one-token completion, for services without a model
+// list), whether the model is among the listed ones (ModelListed is nil
+// when the list was not available) and up to 20 of the listed model ids.
+type TestResult struct {
+	OK          bool     `json:"ok"`
+	Provider    string   `json:"provider"`
+	Model       string   `json:"model"`
+	Method      string   `json:"method"`
+	Millis      int64    `json:"ms"`
+	ModelListed *bool    `json:"modelListed,omitempty"`
+	Models      []string `json:"models,omitempty"`
+}
+
+// Test makes a real request to the provider to see that the base URL, the
+// key and the model work (issue 14 "test connection"): GET /models, then,
+// when the service has no model list (404, 405, 501), a completion of one
+// token. A refused key, an unknown model or an unreachable service is a
+// *ProviderError naming the provider. Test makes no retries.
+func (p *OpenAI) Test(ctx context.Context) (*TestResult, error) {
+	start := time.Now()
+	res := &TestResult{Provider: p.name, Model: p.cfg.Model, Method: "models"}
+	page, err := p.plain.Models.List(ctx)
+	var ae *openai.Error
+	switch {
+	case err == nil:
+		listed := false
+		for _, m := range page.Data {
+			if m.ID == p.cfg.Model {
+				listed = true
+			}
+			if len(res.Models) < 20 {
+				res.Models = append(res.Models, m.ID)
+			}
+		}
+		res.ModelListed = &listed
+	case errors.As(err, &ae) && (ae.StatusCode == http.StatusNotFound || ae.StatusCode == http.StatusMethodNotAllowed || ae.StatusCode == http.StatusNotImplemented):
+		res.Method = "completion"
+		params := p.params(&Request{Messages: []Message{{Role: RoleUser, Content: "ping"}}, MaxTokens: 1})
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{}
+		if _, err := p.plain.Chat.Completions.New(ctx, params); err != nil {
+			return nil, p.wrap(err, 1)
+		}
+	default:
+		return nil, p.wrap(err, 1)
+	}
+	res.OK = true
+	res.Millis = time.Since(start).Milliseconds()
+	return res, nil
 }

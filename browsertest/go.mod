@@ -32,6 +32,7 @@ require (
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/pkuinfo/harness v0.0.0
+	github.com/skip2/go-qrcode v0.0.0-20200617195104-da1b6568686e
 )
 
 replace github.com/pkuinfo/harness => ../

@@ -3,13 +3,16 @@ package mcpx
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/host/vault"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -32,13 +35,16 @@ CREATE TABLE mcpx_remote_plugins (
 // described, its permission modes and whether it is enabled. The token is
 // kept by the Registry and never serialised, so it cannot reach the model.
 type RemotePlugin struct {
-	ID          string                      `json:"id"`
-	Server      RemoteServer                `json:"server"`
-	Modes       map[plugin.Effect]host.Mode `json:"modes"`
-	Enabled     bool                        `json:"enabled"`
-	HasToken    bool                        `json:"hasToken"`
-	InstalledAt time.Time                   `json:"installedAt"`
-	UpdatedAt   time.Time                   `json:"updatedAt"`
+	ID       string                      `json:"id"`
+	Server   RemoteServer                `json:"server"`
+	Modes    map[plugin.Effect]host.Mode `json:"modes"`
+	Enabled  bool                        `json:"enabled"`
+	HasToken bool                        `json:"hasToken"`
+	// Problem says why the plugin cannot be used as stored (List only: a
+	// token that does not open); "" when it can.
+	Problem     string    `json:"problem,omitempty"`
+	InstalledAt time.Time `json:"installedAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 	token       string
 }
 
@@ -73,12 +79,19 @@ func RemoteModes() map[plugin.Effect]host.Mode {
 	return host.DefaultModes(&plugin.Manifest{}, false)
 }
 
-// Add installs srv as plugin srv.PluginID with token. An id that is already
-// installed, as a remote plugin or in the host, is a *host.Conflict.
+// Add installs srv as plugin srv.PluginID with token, which is kept sealed
+// with the data directory's vault.Box (label "mcpx_remote_plugins/<id>").
+// An id that is already installed, as a remote plugin or in the host, is a
+// *host.Conflict.
 func (r *Registry) Add(ctx context.Context, srv *RemoteServer, token string) (*RemotePlugin, error) {
 	b, err := json.Marshal(srv)
 	if err != nil {
 		return nil, err
+	}
+	if token != "" {
+		if token, err = r.seal(srv.PluginID, token); err != nil {
+			return nil, err
+		}
 	}
 	modes, _ := json.Marshal(modesJSON(RemoteModes()))
 	now := r.now().UnixMilli()
@@ -160,7 +173,10 @@ func (r *Registry) Get(ctx context.Context, id string) (*RemotePlugin, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &host.NotFound{What: fmt.Sprintf("no remote plugin %q is installed", id)}
 	}
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return p, r.unseal(p)
 }
 
 // List returns every installed remote plugin, by id.
@@ -176,9 +192,49 @@ func (r *Registry) List(ctx context.Context) ([]*RemotePlugin, error) {
 		if err != nil {
 			return nil, err
 		}
+		// One token that does not open must not hide every remote plugin: the
+		// plugin is listed without it, saying why.
+		if err := r.unseal(p); err != nil {
+			p.token, p.Problem = "", err.Error()
+		}
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// sealedPrefix starts a token column sealed by the vault; a token without
+// it was stored in plain text by an older harness and is used as it is.
+const sealedPrefix = "sealed:"
+
+func tokenLabel(id string) string { return "mcpx_remote_plugins/" + id }
+
+func (r *Registry) seal(id, token string) (string, error) {
+	box, err := vault.Open(r.db.Dir(), vault.DefaultKeyring())
+	if err != nil {
+		return "", fmt.Errorf("mcpx: keeping the token of %s: %w", id, err)
+	}
+	return sealedPrefix + base64.StdEncoding.EncodeToString(box.Seal(tokenLabel(id), []byte(token))), nil
+}
+
+// unseal opens p's sealed token in place.
+func (r *Registry) unseal(p *RemotePlugin) error {
+	enc, ok := strings.CutPrefix(p.token, sealedPrefix)
+	if !ok {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(enc)
+	var plain []byte
+	if err == nil {
+		var box *vault.Box
+		if box, err = vault.Open(r.db.Dir(), vault.DefaultKeyring()); err == nil {
+			plain, err = box.Open(tokenLabel(p.ID), b)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("mcpx: the token of remote plugin %s does not open: %w (remove it and add it again)", p.ID, err)
+	}
+	p.token = string(plain)
+	return nil
 }
 
 func scanRemote(row interface{ Scan(...any) error }) (*RemotePlugin, error) {

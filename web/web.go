@@ -2,7 +2,8 @@
 // settings and review sheets), served by `harness serve` on the API's own origin.
 //
 // The sources are src/ (TypeScript with Preact and @preact/signals; Markdown through marked and
-// DOMPurify); `npm ci && npm run build` bundles them with esbuild into dist/, which is committed
+// DOMPurify; QR code images read by jsQR, in a chunk of its own loaded only when an image is
+// opened); `npm ci && npm run build` bundles them with esbuild into dist/, which is committed
 // and embedded here, so building the harness binary needs no npm. Handler serves dist/ for the
 // app's routes (/, /chat, /p/<plugin>/<screen>, /m/…, /plugins, /plugins/<id>, /settings) under a
 // strict Content-Security-Policy: no inline script or style, nothing from another origin. The

@@ -86,7 +86,7 @@ func TestStrings(t *testing.T) {
 			t.Errorf("en.json: %q is empty", k)
 		}
 	}
-	use := regexp.MustCompile(`\bt\('([a-zA-Z]+\.[a-zA-Z.]+|[a-zA-Z]+)'`)
+	use := regexp.MustCompile(`\b(?:t|QRError)\('([a-zA-Z]+\.[a-zA-Z.]+|[a-zA-Z]+)'`)
 	prefix := regexp.MustCompile(`'((?:size|mode|effect|type)\.)' *\+`)
 	files, _ := filepath.Glob("src/*.ts*")
 	var used []string

@@ -67,34 +67,18 @@ func init() {
 }
 
 // newAgent is the assistant on h with the model configured in the data
-// directory (environment overrides applied). Without a model the agent
-// still lists and stores conversations; each turn fails with a message
-// that says how to set one.
+// directory (environment overrides applied). The provider follows the
+// configuration (agent.Reloading): a model chosen later, in the web app's
+// Settings or with harness model set, is used from the next round on,
+// without a restart. Without a model the agent still lists and stores
+// conversations; each turn fails with a message that says how to set one.
+// A malformed configuration is an error at start.
 func newAgent(h *host.Host, db *store.DB) (*agent.Agent, error) {
-	cfg, _, err := agent.LoadConfig(db.Dir(), os.Getenv)
-	if err != nil {
+	p := &agent.Reloading{Dir: db.Dir(), Getenv: os.Getenv}
+	if _, err := p.Current(); err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Host: h, Conversations: agent.NewConversations(db, h.Now), Contexts: agent.BuiltinContexts(h)}
-	if cfg.BaseURL == "" || cfg.Model == "" {
-		a.Provider = unconfigured{}
-		return a, nil
-	}
-	p, err := agent.NewOpenAI(cfg, nil)
-	if err != nil {
-		return nil, err
-	}
-	a.Provider = p
-	return a, nil
-}
-
-// unconfigured is the provider of an agent without a model.
-type unconfigured struct{}
-
-func (unconfigured) Name() string { return "no model" }
-
-func (unconfigured) Complete(context.Context, *agent.Request, func(agent.Delta)) (*agent.Reply, error) {
-	return nil, errors.New("no model is configured: harness model set --preset NAME --api-key-stdin (harness model presets), or set $OPENAI_BASE_URL and $HARNESS_MODEL; for a try without a key: harness model mock, then harness model set --preset mock")
+	return &agent.Agent{Host: h, Conversations: agent.NewConversations(db, h.Now), Contexts: agent.BuiltinContexts(h), Provider: p}, nil
 }
 
 // chat is `harness chat`: one message with --once (exit 0, or 1 with the

@@ -37,6 +37,13 @@ func init() {
 		Flags:   func(fs *flag.FlagSet) { hostJSONFlags(fs) },
 	})
 	Register(&Command{
+		Path:    "model test",
+		Usage:   "[--data DIR] [--json]",
+		Summary: "try the assistant's model with a real request (the model list, else a one-token completion) and say whether it answers",
+		Run:     modelTest,
+		Flags:   func(fs *flag.FlagSet) { hostJSONFlags(fs) },
+	})
+	Register(&Command{
 		Path:    "model presets",
 		Usage:   "[--json]",
 		Summary: "list the model services with a preset (DeepSeek, Qwen, Kimi, GLM, SiliconFlow, OpenAI, Ollama, vLLM, the mock)",
@@ -146,7 +153,7 @@ func modelShow(env *Env) int {
 		return ExitFail
 	}
 	if *asJSON {
-		b, _ := json.Marshal(map[string]any{"baseURL": c.BaseURL, "model": c.Model, "keySet": c.APIKey != "",
+		b, _ := json.Marshal(map[string]any{"baseURL": c.BaseURL, "model": c.Model, "keySet": c.APIKey != "", "keyHint": agent.KeyHint(c.APIKey),
 			"from": map[string]string{"baseURL": src.BaseURL, "model": src.Model, "key": src.APIKey}})
 		fmt.Fprintln(env.Stdout, string(b))
 		return ExitOK
@@ -167,8 +174,65 @@ func modelShow(env *Env) int {
 	key := "not set"
 	if c.APIKey != "" {
 		key = "set" + from(src.APIKey)
+		if h := agent.KeyHint(c.APIKey); h != "set" {
+			key = "set, ending " + h + from(src.APIKey)
+		}
 	}
 	fmt.Fprintf(env.Stdout, "base URL: %s%s\nmodel:    %s%s\nAPI key:  %s\n", c.BaseURL, from(src.BaseURL), c.Model, from(src.Model), key)
+	return ExitOK
+}
+
+// modelTest is `harness model test`: the configured model (environment
+// overrides applied) tried with agent.OpenAI.Test. Exit 0 when it answers,
+// 1 when it does not or no model is set, 2 on bad usage.
+func modelTest(env *Env) int {
+	const name = "harness model test"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	hf, asJSON := hostJSONFlags(fs)
+	if err := fs.Parse(env.Args); err != nil {
+		return ExitUsage
+	}
+	dir, err := hostDataDir(hf)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	c, _, err := agent.LoadConfig(dir, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	if c.BaseURL == "" || c.Model == "" {
+		fmt.Fprintf(env.Stderr, "%s: no model is set: harness model set --preset NAME (harness model presets)\n", name)
+		return ExitFail
+	}
+	p, err := agent.NewOpenAI(c, nil)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFail
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), modelTestTimeout)
+	defer cancel()
+	res, err := p.Test(ctx)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, redact(err.Error(), c.APIKey))
+		return ExitFail
+	}
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(env.Stdout, string(b))
+		return ExitOK
+	}
+	how := "model list"
+	if res.Method == "completion" {
+		how = "one-token completion"
+	}
+	fmt.Fprintf(env.Stdout, "%s answers (%s, %d ms): model %s", res.Provider, how, res.Millis, res.Model)
+	if res.ModelListed != nil && !*res.ModelListed {
+		fmt.Fprintf(env.Stdout, " is not among the %d listed (check the name)", len(res.Models))
+	}
+	fmt.Fprintln(env.Stdout)
 	return ExitOK
 }
 

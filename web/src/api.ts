@@ -24,7 +24,9 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   const text = await res.text();
   let data: any = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = { message: text }; }
-  if (!res.ok) throw new APIError(res.status, data?.code || 'http_' + res.status, data?.message || res.statusText, data);
+  // The host's errors are { error: { code, message, … } } (docs/HOST-API.md).
+  const e = data?.error && typeof data.error === 'object' ? data.error : data;
+  if (!res.ok) throw new APIError(res.status, e?.code || 'http_' + res.status, e?.message || res.statusText, e);
   return data as T;
 }
 

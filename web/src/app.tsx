@@ -10,7 +10,7 @@ import { renderMarkdown } from './markdown';
 import { toolSchema, checkInput } from './schema';
 
 export const route = signal(location.pathname);
-export function go(path: string) { if (path !== location.pathname) history.pushState(null, '', path); route.value = path; window.scrollTo(0, 0); }
+export function go(path: string) { if (path !== location.pathname + location.search) history.pushState(null, '', path); route.value = path.replace(/[?#].*$/, ''); window.scrollTo(0, 0); }
 window.addEventListener('popstate', () => { route.value = location.pathname; });
 
 const toast = signal('');

@@ -22,7 +22,12 @@ function browserLang(): 'zh-Hans' | 'en' {
   return 'zh-Hans';
 }
 
-export const locale = computed<'zh-Hans' | 'en'>(() => (langChoice.value === 'system' ? browserLang() : langChoice.value));
+// browserLangs follows the browser's language list, so "follow the browser" follows a change of it
+// without a reload.
+const browserLangs = signal(0);
+window.addEventListener('languagechange', () => { browserLangs.value++; });
+
+export const locale = computed<'zh-Hans' | 'en'>(() => (langChoice.value === 'system' ? (void browserLangs.value, browserLang()) : langChoice.value));
 
 export function setLang(c: LangChoice) { langChoice.value = c; localStorage.setItem('harness.lang', c); applyDoc(); }
 export function setTheme(c: ThemeChoice) { themeChoice.value = c; localStorage.setItem('harness.theme', c); applyDoc(); }

@@ -1,13 +1,15 @@
 // Plugins and settings: the installed list, a plugin's page (tools and
 // effects, permission modes, widgets, screens, settings rows, data
 // sources, recent audit, update/accept/rollback/disable/remove), install
-// from a link through the review sheet, and Settings (language, theme, AI
-// provider, campus sign-in, the API token).
+// (install.tsx: from a link, a QR code image or a remote plugin's URL, each
+// through its review sheet), and Settings (language, theme, AI provider in
+// provider.tsx, campus sign-in, the API token).
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, put, del, callTool, setToken, token } from './api';
 import { t, locale, langChoice, themeChoice, setLang, setTheme, Key } from './i18n';
 import { Skeleton, Icon } from './genui';
 import { say, errText, Link, go, effectName } from './app';
+import { AIProvider } from './provider';
 
 const kindKey = (k: string): Key => (k === 'builtin' ? 'kind.builtin' : k === 'remote' ? 'kind.remote' : 'kind.document');
 
@@ -20,7 +22,7 @@ export function Plugins() {
   }, []);
   return (
     <main id="main" tabIndex={-1}>
-      <div class="page-head"><h1>{t('nav.plugins')}</h1><Link href="/install" class="btn">{t('plugins.install')}</Link></div>
+      <div class="page-head"><h1>{t('nav.plugins')}</h1><div class="actions wrap"><Link href="/install" class="btn">{t('plugins.install')}</Link><Link href="/install?remote" class="btn" id="add-remote">{t('remote.addTitle')}</Link></div></div>
       {!list ? <Skeleton rows={5} /> : (
         <ul class="rows">
           {list.map((p) => (
@@ -36,7 +38,7 @@ export function Plugins() {
               </span>
             </Link></li>
           ))}
-          {remotes.map((p) => <li><div class="row"><span class="name">{p.name || p.id}<small>{p.url}</small></span><span class="meta"><span class="badge">{t('kind.remote')}</span></span></div></li>)}
+          {remotes.filter((r) => !list.some((p) => p.id === r.id)).map((p) => <li><Link href={`/plugins/${encodeURIComponent(p.id)}`} class="row"><span class="name">{p.server?.title || p.server?.name || p.id}<small>{p.server?.url}</small></span><span class="meta"><span class="badge">{t('kind.remote')}</span>{p.problem ? <span class="badge warn">{t('plugins.problem')}</span> : null}</span></Link></li>)}
         </ul>
       )}
     </main>
@@ -53,13 +55,17 @@ export function PluginPage({ id }: { id: string }) {
   const [err, setErr] = useState('');
   const load = () => {
     const e = encodeURIComponent(id);
-    get(`/v1/plugins/${e}`).then(setP).catch((x) => setErr(errText(x)));
-    get(`/v1/ui/plugins/${e}`).then(setUI).catch(() => {});
+    get(`/v1/plugins/${e}`).then((pl) => {
+      setP(pl);
+      // A remote plugin's tools, with their titles and descriptions, are the server's as last listed.
+      if (pl.kind === 'remote') get('/v1/remote-plugins').then((r) => { const rp = (r.plugins || []).find((x: any) => x.id === id); if (rp) setUI({ tools: (rp.server?.tools || []).map((tl: any) => ({ name: tl.name, title: tl.title, summary: tl.description, effect: tl.effect, untrusted: true })) }); }).catch(() => {});
+      else get(`/v1/ui/plugins/${e}`).then(setUI).catch(() => {});
+    }).catch((x) => setErr(errText(x)));
     get(`/v1/plugins/${e}/modes`).then((r) => setModes(r.modes || {})).catch(() => {});
     get(`/v1/audit?plugin=${e}&limit=10`).then((r) => setAudit(r.entries || [])).catch(() => {});
   };
   useEffect(load, [id]);
-  const act = async (f: () => Promise<any>, done: Key) => { try { await f(); say(t(done)); load(); } catch (e) { say(errText(e)); } };
+  const act = async (f: () => Promise<any>, done: Key) => { try { const m = await f(); say(typeof m === 'string' && m ? m : t(done)); load(); } catch (e) { say(errText(e)); } };
   if (err) return <main id="main"><div class="state error" role="alert">{err}</div></main>;
   if (!p) return <main id="main"><Skeleton rows={6} /></main>;
   const e = encodeURIComponent(id);
@@ -71,7 +77,8 @@ export function PluginPage({ id }: { id: string }) {
       <p class="meta"><span class={`badge ${p.official ? 'official' : 'community'}`}>{t(p.official ? 'plugins.official' : 'plugins.community')}</span> <span class="badge">{t(kindKey(p.kind))}</span> {p.version} {p.note ? <span class="detail">{p.note}</span> : null}</p>
       {p.problem ? <p class="state error" role="alert">{p.problem}</p> : null}
       <div class="actions wrap">
-        {p.kind !== 'builtin' ? <button type="button" onClick={() => act(() => post(`/v1/plugins/${e}/update`, {}), 'plugins.updated')}>{t('plugins.update')}</button> : null}
+        {p.kind === 'remote' ? <button type="button" onClick={() => act(async () => { const o = await post(`/v1/remote-plugins/${e}/refresh`, { lang: locale.value }); if (o.status === 'failed') throw new Error(o.error); return o.note || ''; }, 'plugins.updated')}>{t('plugins.update')}</button>
+          : p.kind !== 'builtin' ? <button type="button" onClick={() => act(() => post(`/v1/plugins/${e}/update`, {}), 'plugins.updated')}>{t('plugins.update')}</button> : null}
         {p.held ? <button type="button" class="primary" onClick={() => act(() => post(`/v1/plugins/${e}/accept`, {}), 'plugins.accepted')}>{t('plugins.accept')}</button> : null}
         {p.previous ? <button type="button" onClick={() => act(() => post(`/v1/plugins/${e}/rollback`, {}), 'plugins.rolledBack')}>{t('plugins.rollback', { version: p.previous })}</button> : null}
         <button type="button" onClick={() => act(() => put(`/v1/plugins/${e}/enabled`, { enabled: !p.enabled }), 'action.done')}>{t(p.enabled ? 'plugins.disable' : 'plugins.enable')}</button>
@@ -102,43 +109,7 @@ export function PluginPage({ id }: { id: string }) {
   );
 }
 
-// Install: the same review sheet as the CLI, then install exactly the reviewed hash.
-export function Install() {
-  const [src, setSrc] = useState(new URLSearchParams(location.search).get('link') || '');
-  const [rv, setRv] = useState<any>(null);
-  const [busy, setBusy] = useState(false);
-  const review = async () => { setBusy(true); try { setRv(await post('/v1/reviews', { source: src.trim(), lang: locale.value === 'en' ? 'en' : 'zh-Hans' })); } catch (e) { say(errText(e)); } finally { setBusy(false); } };
-  const install = async () => { setBusy(true); try { const p = await post('/v1/plugins', { source: rv.source || src.trim(), hash: rv.hash }); say(t('install.done', { name: p.name })); go(`/plugins/${encodeURIComponent(p.id)}`); } catch (e) { say(errText(e)); } finally { setBusy(false); } };
-  const en = locale.value === 'en';
-  return (
-    <main id="main" tabIndex={-1}>
-      <h1>{t('plugins.install')}</h1>
-      <form class="g-col gap-sm" onSubmit={(e) => { e.preventDefault(); review(); }}>
-        <div class="g-field"><label for="link">{t('install.link')}</label><input id="link" type="url" inputMode="url" required value={src} placeholder="https://…" onInput={(e) => { setSrc((e.target as HTMLInputElement).value); setRv(null); }} /></div>
-        <button type="submit" class="primary" disabled={busy || !src.trim()}>{t('install.review')}</button>
-      </form>
-      {rv ? (
-        <section class="sheet review" role="region" aria-labelledby="rv-h">
-          <h2 id="rv-h">{(en && rv.nameEn) || rv.name} <small>{rv.version}</small></h2>
-          <p><span class={`badge ${rv.official ? 'official' : 'community'}`}>{t(rv.official ? 'plugins.official' : 'plugins.community')}</span> {rv.author}</p>
-          <p>{(en && rv.descriptionEn) || rv.description}</p>
-          {!rv.official ? <p class="warn" role="note">{t('install.communityNote')}</p> : null}
-          <dl>
-            <dt>{t('install.campus')}</dt><dd>{rv.campus?.length ? rv.campus.join(', ') : t('install.none')}</dd>
-            <dt>{t('install.websites')}</dt><dd>{rv.network?.length ? rv.network.join(', ') : t('install.none')}</dd>
-            <dt>{t('install.features')}</dt><dd>{rv.abilities?.length ? rv.abilities.join(', ') : t('install.none')}</dd>
-            {rv.cloud?.length ? <><dt>{t('install.cloud')}</dt><dd>{(en ? rv.disclosureEn : rv.disclosure)?.join(' ') || rv.cloud.join(', ')}</dd></> : null}
-          </dl>
-          <h3>{t('plugins.tools')}</h3>
-          <ul class="rows">{(rv.tools || []).map((tl: any) => <li class="row"><span class="name">{(en && tl.titleEn) || tl.title}<small>{(en && tl.summaryEn) || tl.summary}</small></span><span class={`effect e-${tl.effect}`}>{effectName(tl.effect)}</span></li>)}</ul>
-          <p class="detail mono">{t('install.hash')}: {rv.hash}</p>
-          {rv.installed ? <p class="detail">{t('install.replaces', { version: rv.installed })}</p> : null}
-          <div class="actions"><button type="button" class="primary" disabled={busy} onClick={install}>{t('install.confirm')}</button><button type="button" onClick={() => setRv(null)}>{t('action.cancel')}</button></div>
-        </section>
-      ) : null}
-    </main>
-  );
-}
+export { Install } from './install';
 
 function Choice<T extends string>({ name, label, value, options, onChange }: { name: string; label: string; value: T; options: [T, string][]; onChange: (v: T) => void }) {
   return (
@@ -149,13 +120,9 @@ function Choice<T extends string>({ name, label, value, options, onChange }: { n
 }
 
 export function Settings({ page }: { page?: string }) {
-  const [model, setModel] = useState<any>(null);
-  const [presets, setPresets] = useState<any[]>([]);
   const [campus, setCampus] = useState<any>(null);
   const [tok, setTok] = useState(token());
   useEffect(() => {
-    get('/v1/model').then(setModel).catch(() => setModel({}));
-    get('/v1/model/presets').then((r) => setPresets(r.presets || [])).catch(() => {});
     get('/v1/campus').then(setCampus).catch(() => setCampus({ services: [] }));
   }, []);
   const services: any[] = Array.isArray(campus?.services) ? campus.services : campus ? Object.entries(campus.services || campus).filter(([, v]) => typeof v === 'object').map(([k, v]: any) => ({ service: k, ...v })) : [];
@@ -172,10 +139,8 @@ export function Settings({ page }: { page?: string }) {
         )}
         {page === 'campus' ? <SignIn /> : <Link href="/settings/campus" class="btn">{t('action.signin')}</Link>}
       </section>
-      <section aria-labelledby="ai-h"><h2 id="ai-h">{t('settings.ai')}</h2>
-        {model ? <p class="detail">{model.model ? t('settings.modelIs', { model: model.model, url: model.baseURL || model.baseUrl || '' }) : t('settings.modelNone')}</p> : <Skeleton rows={1} />}
-        {presets.length ? <p class="detail">{t('settings.presets')}: {presets.map((p) => p.name || p.id).join(' · ')}</p> : null}
-        <p class="detail">{t('settings.modelCli')} <code>harness model set --preset …</code></p>
+      <section aria-labelledby="ai-h" id="ai"><h2 id="ai-h">{t('settings.ai')}</h2>
+        <AIProvider />
       </section>
       <section aria-labelledby="tok-h"><h2 id="tok-h">{t('token.title')}</h2>
         <form class="g-row gap-sm wrap" onSubmit={(e) => { e.preventDefault(); setToken(tok.trim()); say(t('token.saved')); }}>
