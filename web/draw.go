@@ -13,6 +13,7 @@ import (
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
+	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
@@ -48,6 +49,8 @@ type DrawReply struct {
 	Title   string                 `json:"title,omitempty"`
 	Error   string                 `json:"error,omitempty"`
 	Detail  string                 `json:"detail,omitempty"`
+	Updated string                 `json:"updated,omitempty"` // when the oldest value drawn was read: its Beijing clock (with the date on another day), by package i18n's formatters
+	Stale   bool                   `json:"stale,omitempty"`   // a value drawn is one the host kept after a failed refresh
 	Service string                 `json:"service,omitempty"`
 	Drawn   *genui.Drawn           `json:"drawn,omitempty"`
 	Data    map[string]BindingInfo `json:"data,omitempty"`
@@ -255,12 +258,40 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 			return rep, nil
 		}
 	}
+	rep.Updated, rep.Stale = updated(rep.Data, in.Now, req.Locale)
 	drawn, err := genui.Draw(ctx, doc, in)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
 	rep.Drawn = drawn
 	return rep, nil
+}
+
+// updated words when the oldest of the values drawn was read, with the formatters every face
+// uses: the Beijing clock ("06:42", i18n.FormatClock) on now's day, else the date and clock
+// ("12月1日 06:42" / "Dec 1, 06:42", i18n.FormatLocalDateTime). An absolute time, so the page
+// can keep showing it until the host's next refresh without it going wrong. It also says
+// whether any value is stale.
+func updated(data map[string]BindingInfo, now time.Time, locale string) (string, bool) {
+	var oldest time.Time
+	stale := false
+	for _, b := range data {
+		if !b.FetchedAt.IsZero() && (oldest.IsZero() || b.FetchedAt.Before(oldest)) {
+			oldest = b.FetchedAt
+		}
+		stale = stale || b.Stale
+	}
+	if oldest.IsZero() {
+		return "", stale
+	}
+	l := i18n.Zh
+	if locale == "en" {
+		l = i18n.En
+	}
+	if i18n.FormatDay(oldest, now, l) == i18n.FormatDay(now, now, l) {
+		return i18n.FormatClock(oldest), stale
+	}
+	return i18n.FormatLocalDateTime(oldest, l), stale
 }
 
 // readTool runs a binding's tool as the user: only a read tool that is not userOnly (a binding

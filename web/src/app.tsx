@@ -43,7 +43,7 @@ async function runAsUser(tool: string, args: any) {
 
 // --- a drawn document: widget, screen or inline ---
 interface DrawReq { plugin?: string; widget?: string; screen?: string; document?: any; tool?: string; args?: any; size?: string }
-interface DrawRep { state: string; title?: string; error?: string; detail?: string; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
+interface DrawRep { state: string; title?: string; error?: string; detail?: string; updated?: string; stale?: boolean; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
 
 // Drawn draws one document. It draws again when tick changes: the dashboard's cards are told
 // to by the host (POST /v1/ui/dashboard/events), which owns refresh; nothing here polls.
@@ -101,6 +101,7 @@ export function Drawn({ req, onTitle, heading, tick }: { req: DrawReq; onTitle?:
       {heading && rep.drawn ? <h1>{rep.drawn.title}</h1> : null}
       <GenUI node={rep.drawn!.root} ctx={ctx} />
       {problems.length ? <ul class="problems" role="alert">{problems.map((p) => <li>{p}</li>)}</ul> : null}
+      {rep.updated ? <p class={`updated${rep.stale ? ' stale' : ''}`}>{t(rep.stale ? 'widget.stale' : 'widget.updated', { time: rep.updated })}</p> : null}
     </div>
   );
 }

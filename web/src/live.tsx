@@ -38,9 +38,14 @@ export class LiveStream {
   // take ends the message: its whole text, and the live element emptied for the next one.
   take(): string {
     const s = this.text;
+    if (this.frame) {
+      // The frame did not come before the message ended: its Markdown is rendered now (and
+      // cached, so the thread's copy of it costs no second parse).
+      cancelAnimationFrame(this.frame);
+      this.frame = 0;
+      this.paint();
+    }
     this.text = '';
-    cancelAnimationFrame(this.frame);
-    this.frame = 0;
     this.paint();
     return s;
   }
