@@ -401,7 +401,11 @@ func (dr *drawer) list(n map[string]any, path string, sc scopeVars, out map[stri
 		}
 	}
 	limit := maxListItems
-	if l, ok := n["limit"].(float64); ok && l >= 0 && int(l) < limit {
+	lv := n["limit"]
+	if x, ok := lv.(string); ok { // a template: "${host.size == 'sm' ? 3 : 5}"
+		lv, _ = dr.eval(x, path+".limit", sc)
+	}
+	if l, ok := lv.(float64); ok && l >= 0 && int(l) < limit {
 		limit = int(l)
 	}
 	if len(items) > limit {

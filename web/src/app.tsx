@@ -46,8 +46,10 @@ interface DrawReq { plugin?: string; widget?: string; screen?: string; document?
 interface DrawRep { state: string; title?: string; error?: string; detail?: string; updated?: string; stale?: boolean; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
 
 // Drawn draws one document. It draws again when tick changes: the dashboard's cards are told
-// to by the host (POST /v1/ui/dashboard/events), which owns refresh; nothing here polls.
-export function Drawn({ req, onTitle, heading, tick }: { req: DrawReq; onTitle?: (s: string) => void; heading?: boolean; tick?: number }) {
+// to by the host (POST /v1/ui/dashboard/events), which owns their refresh. A plugin screen
+// (screen) is one page the person has open: it draws again at its document's refresh interval
+// while visible, through the host's cache (the data sources' TTLs decide whether a tool runs).
+export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; onTitle?: (s: string) => void; heading?: boolean; tick?: number; screen?: boolean }) {
   const [rep, setRep] = useState<DrawRep | null>(null);
   const [err, setErr] = useState('');
   const [form, setForm] = useState<Record<string, any>>({});
@@ -69,6 +71,12 @@ export function Drawn({ req, onTitle, heading, tick }: { req: DrawReq; onTitle?:
   const arrived = useRef(0);
   useEffect(() => { setRep(null); load(); }, [key]);
   useEffect(() => { if (tick) load(); }, [tick]);
+  useEffect(() => {
+    const s = rep?.drawn?.refresh;
+    if (!screen || !s) return;
+    const id = setInterval(() => { if (document.visibilityState === 'visible') load(); }, Math.max(60, s) * 1000);
+    return () => clearInterval(id);
+  }, [screen, rep?.drawn?.refresh, key]);
   // Speed (docs/PERFORMANCE.md): from the draw reply's arrival to the committed DOM.
   useEffect(() => { if (arrived.current) { performance.measure('harness:widget', { start: arrived.current, end: performance.now() }); arrived.current = 0; } }, [rep]);
   const timer = useRef<any>(0);
@@ -239,7 +247,8 @@ function Chat({ id }: { id?: string }) {
       setItems(out);
     }).catch((e) => say(errText(e)));
   }, [id]);
-  useEffect(() => { listRef.current?.lastElementChild?.scrollIntoView({ block: 'end' }); }, [items.length]);
+  // The live element is always last (and hidden between messages): keep the newest item in view.
+  useEffect(() => { const el = listRef.current; if (el) el.scrollTop = el.scrollHeight; }, [items.length]);
   const update = (f: (list: Item[]) => Item[]) => setItems((l) => f(l.slice()));
   // A text token goes straight to the live element (live.tsx), not through a re-render of the
   // thread; any other event ends the live message, which joins the thread as Markdown.
@@ -247,7 +256,7 @@ function Chat({ id }: { id?: string }) {
   const onEvent = (e: SSEEvent, at: number) => {
     if (e.type === 'text') {
       performance.mark('harness:sse-text', { startTime: at });
-      live.push(e.text || '');
+      live.push(e.text || '', at);
       return;
     }
     if (e.type === 'reasoning') return;
@@ -376,7 +385,7 @@ function Nav() {
 }
 
 function Screen({ plugin, screen, modal }: { plugin: string; screen: string; modal?: boolean }) {
-  return <main id="main" tabIndex={-1} class={modal ? 'modal-screen' : ''}>{modal ? <button type="button" onClick={() => history.back()}>{t('action.close')}</button> : null}<Drawn req={{ plugin, screen, size: 'lg' }} heading /></main>;
+  return <main id="main" tabIndex={-1} class={modal ? 'modal-screen' : ''}>{modal ? <button type="button" onClick={() => history.back()}>{t('action.close')}</button> : null}<Drawn req={{ plugin, screen, size: 'lg' }} heading screen /></main>;
 }
 
 function Page() {

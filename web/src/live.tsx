@@ -26,12 +26,15 @@ export class LiveStream {
     this.paint();
   }
 
-  // push appends a token: to the DOM now as plain text, as Markdown at the next frame.
-  push(s: string) {
+  // push appends a token: to the DOM now as plain text, as Markdown at the next frame. at is
+  // when its SSE chunk reached the page; the time from then to the DOM append is recorded as
+  // the harness:token measure (docs/PERFORMANCE.md).
+  push(s: string, at?: number) {
     this.text += s;
     if (!this.el) return;
     this.el.hidden = false;
     this.tail!.appendData(s);
+    if (at !== undefined) performance.measure('harness:token', { start: at, end: performance.now() });
     if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.paint(); });
   }
 
@@ -56,7 +59,8 @@ export class LiveStream {
     this.tail.data = '';
     this.el.hidden = !this.text;
     if (this.text) performance.mark('harness:md-frame');
-    if (this.text) this.el.scrollIntoView({ block: 'end' });
+    const list = this.el.parentElement;
+    if (this.text && list) list.scrollTop = list.scrollHeight;
   }
 }
 
