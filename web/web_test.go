@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
-	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/i18n"
 )
 
 // TestBuildIsFresh fails when a source changed without `npm run build`: build.mjs records the
