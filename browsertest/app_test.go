@@ -168,14 +168,21 @@ var sizes = []struct {
 }{{"phone", 390, 844, true}, {"desktop", 1280, 800, false}}
 
 // shoot saves a screenshot of the viewport at both sizes as NAME-phone.png and NAME-desktop.png.
-func shoot(t *testing.T, ctx context.Context, name string) {
+func shoot(t *testing.T, ctx context.Context, name string) { shootAt(t, ctx, name, "") }
+
+// shootAt is shoot with the element sel scrolled into view at each size ("" scrolls nothing).
+func shootAt(t *testing.T, ctx context.Context, name, sel string) {
 	t.Helper()
 	for _, s := range sizes {
 		emulate := chromedp.EmulateViewport(s.width, s.height)
 		if s.mobile {
 			emulate = chromedp.EmulateViewport(s.width, s.height, chromedp.EmulateMobile)
 		}
-		if err := chromedp.Do(ctx, emulate, chromedp.Sleep(300*time.Millisecond)); err != nil {
+		actions := []chromedp.Action[chromedp.Void]{emulate, chromedp.Sleep(300 * time.Millisecond)}
+		if sel != "" {
+			actions = append(actions, chromedp.ScrollIntoView(chromedp.CSS(sel)), chromedp.Sleep(100*time.Millisecond))
+		}
+		if err := chromedp.Do(ctx, actions...); err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}
 		buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
@@ -284,6 +291,33 @@ func TestApp(t *testing.T) {
 			t.Errorf("shuttle card: %q", s)
 		}
 		shoot(t, ctx, "dashboard")
+	})
+
+	t.Run("a failing card", func(t *testing.T) {
+		// A card bound to the classrooms plugin's free tool for a building it does not know:
+		// the card says the plugin's own message, keeps the place in its file behind a
+		// disclosure, and the other cards draw as before.
+		doc := `{"ui":1,"kind":"widget","title":"五教的空教室","description":"a card the assistant placed","data":{"tool":{"source":"tool"}},"root":{"type":"Text","text":"${data.tool.building}"}}`
+		h.api(t, "POST", "/v1/tools/dashboard__upsertWidget/call", fmt.Sprintf(`{"actor":"user","input":{"document":%q,"tool":"classrooms.free","args":{"building":"五教"},"size":"md"}}`, doc))
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-card]:nth-of-type(4) .state.error`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-card]:nth-of-type(2) .g-stat`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `[data-card]:nth-of-type(4) h2`); s != "五教的空教室" {
+			t.Errorf("failing card's title %q", s)
+		}
+		if s := text(t, ctx, `[data-card]:nth-of-type(4) .state .detail`); !strings.HasPrefix(s, "没有叫「五教」的教学楼") {
+			t.Errorf("failing card's message %q", s)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-card]:nth-of-type(4) details summary`))); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `[data-card]:nth-of-type(4) details code`); !strings.HasPrefix(s, "tools/free.yaml:") {
+			t.Errorf("failing card's detail %q", s)
+		}
+		shootAt(t, ctx, "card-error", `[data-card]:nth-of-type(4)`)
 	})
 
 	t.Run("chat to a tool result", func(t *testing.T) {

@@ -230,3 +230,30 @@ func TestDrawFailedCard(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawToolCard draws two dashboard cards of a genui document bound to a tool, as
+// dashboard__upsertWidget accepts them (the result declared as the data source "tool"): one
+// draws the shuttle's answer; one asks the classrooms plugin for a building it does not know and
+// fails with the plugin's own message, the place in its file only in the detail. A card that
+// declares another source is refused.
+func TestDrawToolCard(t *testing.T) {
+	h, _ := dashboardHost(t, host.WithTransport(down{}))
+	doc := `{"ui":1,"kind":"widget","title":"班次","description":"d","data":{"tool":{"source":"tool"}},"root":{"type":"Text","text":"${len(data.tool.directions) > 0 ? 'ok' : 'none'}"}}`
+	addCard(t, h, fmt.Sprintf(`{"document":%q,"tool":"shuttle.next"}`, doc)) // what upsertWidget validates
+	rep, err := Draw(context.Background(), h, DrawRequest{Document: json.RawMessage(doc), Tool: "shuttle.next", Locale: "en"})
+	if err != nil || rep.State != "ok" || rep.Title != "班次" {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if b, _ := json.Marshal(rep.Drawn.Root); string(b) != `{"text":"ok","type":"Text"}` {
+		t.Errorf("drawn %s (problems %v)", b, rep.Drawn.Problems)
+	}
+	rooms := `{"ui":1,"kind":"widget","title":"五教","description":"d","data":{"tool":{"source":"tool"}},"root":{"type":"Text","text":"${data.tool.building}"}}`
+	rep, err = Draw(context.Background(), h, DrawRequest{Document: json.RawMessage(rooms), Tool: "classrooms.free", Args: map[string]any{"building": "五教"}})
+	if err != nil || rep.State != "error" || !strings.HasPrefix(rep.Error, "没有叫「五教」的教学楼") || !strings.HasPrefix(rep.Detail, "tools/free.yaml:") {
+		t.Errorf("%+v %v", rep, err)
+	}
+	other := strings.Replace(doc, `{"source":"tool"}`, `{"source":"next"}`, 1)
+	if _, err := Draw(context.Background(), h, DrawRequest{Document: json.RawMessage(other), Tool: "shuttle.next"}); err == nil {
+		t.Errorf("a card bound to a tool read another source")
+	}
+}

@@ -230,10 +230,14 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 			return nil, bad("data binding %s: %v", name, err)
 		}
 		switch {
-		case b.Source != "":
-			if req.Tool != "" {
-				return nil, bad("data binding %s: a card's document reads its tool only", name)
+		case b.Source != "" && req.Tool != "":
+			// A card bound to a tool declares its result as the data source "tool" (what
+			// dashboard__upsertWidget validates it against); it has no other source.
+			if b.Source != "tool" {
+				return nil, bad("data binding %s: a card's document reads its tool only (source \"tool\")", name)
 			}
+			in.Data[name], rep.Data[name] = in.Data["tool"], rep.Data["tool"]
+		case b.Source != "":
 			dv, err := h.DataSource(ctx, p.Manifest.ID, b.Source, req.Refresh)
 			if err != nil {
 				return failed(rep, err), nil
