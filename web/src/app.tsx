@@ -124,26 +124,37 @@ async function loadBoard() {
   try { const r = await callTool('dashboard__list', {}); board.value = r.result?.widgets || []; boardErr.value = ''; } catch (e) { boardErr.value = errText(e); }
 }
 
-// follow keeps one event stream open for the cards shown (reopened when they change, and after
-// a dropped connection); the host refreshes their data at their intervals and names the card
-// to draw again.
+// useHostRefresh keeps one event stream open for the cards shown while the page is visible
+// (reopened when the cards change, and after a dropped connection); the host refreshes their
+// data at their intervals and names the card to draw again. A hidden page closes the stream, so
+// the host stops refreshing for it; when it is visible again each card draws once through the
+// host's cache and the stream reopens.
 function useHostRefresh(cards: Card[] | null) {
   const ids = (cards || []).map((c) => c.id).join(',');
   useEffect(() => {
     if (!ids) return;
-    let stop = false, ctl: AbortController | null = null, retry: any = 0, wait = 2000;
+    let ctl: AbortController | null = null, retry: any = 0, wait = 2000;
+    const bump = (id: string) => { ticks.value = { ...ticks.value, [id]: (ticks.value[id] || 0) + 1 }; };
     const open = async () => {
-      ctl = new AbortController();
+      const mine = (ctl = new AbortController());
       try {
         await stream('/v1/ui/dashboard/events', { cards: ids.split(',') }, (e) => {
           wait = 2000;
-          if (e.type === 'refresh' && e.card) ticks.value = { ...ticks.value, [e.card]: (ticks.value[e.card] || 0) + 1 };
-        }, ctl.signal);
+          if (e.type === 'refresh' && e.card) bump(e.card);
+        }, mine.signal);
       } catch (e) { if ((e as any)?.name === 'AbortError') return; }
-      if (!stop) { retry = setTimeout(open, wait); wait = Math.min(wait * 2, 60000); }
+      if (ctl === mine && !mine.signal.aborted) { retry = setTimeout(open, wait); wait = Math.min(wait * 2, 60000); }
     };
-    open();
-    return () => { stop = true; clearTimeout(retry); ctl?.abort(); };
+    const close = () => { clearTimeout(retry); ctl?.abort(); ctl = null; };
+    const onVisibility = () => {
+      if (document.visibilityState === 'hidden') { close(); return; }
+      if (ctl) return;
+      for (const id of ids.split(',')) bump(id);
+      open();
+    };
+    if (document.visibilityState !== 'hidden') open();
+    document.addEventListener('visibilitychange', onVisibility);
+    return () => { document.removeEventListener('visibilitychange', onVisibility); close(); };
   }, [ids]);
 }
 
