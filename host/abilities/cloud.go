@@ -48,24 +48,10 @@ func (s *Set) cloudCall(ctx context.Context, c *call) (any, error) {
 	} else if base == "" {
 		return nil, ErrCloudNotConfigured
 	}
-	d := cloud.DeclOf(c.man)
-	if d == nil {
-		return nil, fmt.Errorf("plugin %s declares no server functions (no server: section or cloud.uses: [functions])", c.Plugin)
+	if c.p == nil {
+		return nil, fmt.Errorf("plugin %s is not installed", c.Plugin)
 	}
-	p, err := m.Plugin(d)
-	if err != nil {
-		return nil, err
-	}
-	if c.p != nil && c.p.Hash != "" {
-		link := c.p.Source
-		if link == "" {
-			link = "plugin:" + c.Plugin
-		}
-		if err := p.SetDocument(protocol.DocumentRef{Link: link, Hash: c.p.Hash}); err != nil {
-			return nil, err
-		}
-	}
-	out, err := p.Call(ctx, fn, input)
+	out, err := m.CallFor(ctx, c.p, fn, input)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/protocol"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // Plugin is one plugin's consent-gated Cloud handle (seed 003 "插件指南": ctx.cloud): every
@@ -164,4 +165,32 @@ func (p *Plugin) Call(ctx context.Context, fn string, input any) (json.RawMessag
 	}
 	out, err := cp.Call(ctx, fn, input)
 	return out, p.m.wrap(ctx, p.decl.Plugin, err)
+}
+
+// CallFor runs server function fn of the installed plugin document p (its manifest's
+// declaration, its install link and content hash as the consented document), for the
+// `cloud.call` ability and widgets bound to `{ fn }`. Errors are Call's, and CodeUnavailable
+// when no provider is set.
+func (m *Manager) CallFor(ctx context.Context, p *plugin.Plugin, fn string, input any) (json.RawMessage, error) {
+	if p == nil || p.Manifest == nil {
+		return nil, errors.New("cloud: no plugin")
+	}
+	d := DeclOf(p.Manifest)
+	if d == nil {
+		return nil, fmt.Errorf("cloud: plugin %s declares no server functions (no server: section or cloud.uses: [functions])", p.Manifest.ID)
+	}
+	h, err := m.Plugin(d)
+	if err != nil {
+		return nil, err
+	}
+	if p.Hash != "" {
+		link := p.Source
+		if link == "" {
+			link = "plugin:" + p.Manifest.ID
+		}
+		if err := h.SetDocument(protocol.DocumentRef{Link: link, Hash: p.Hash}); err != nil {
+			return nil, err
+		}
+	}
+	return h.Call(ctx, fn, input)
 }
