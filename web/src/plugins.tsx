@@ -8,6 +8,7 @@ import { get, post, put, del, callTool, setToken, token } from './api';
 import { t, locale, langChoice, themeChoice, setLang, setTheme, Key } from './i18n';
 import { Skeleton, Icon } from './genui';
 import { say, errText, Link, go, effectName } from './app';
+import { CloudSettings } from './cloud';
 
 const kindKey = (k: string): Key => (k === 'builtin' ? 'kind.builtin' : k === 'remote' ? 'kind.remote' : 'kind.document');
 
@@ -177,6 +178,7 @@ export function Settings({ page }: { page?: string }) {
         {presets.length ? <p class="detail">{t('settings.presets')}: {presets.map((p) => p.name || p.id).join(' · ')}</p> : null}
         <p class="detail">{t('settings.modelCli')} <code>harness model set --preset …</code></p>
       </section>
+      <CloudSettings />
       <section aria-labelledby="tok-h"><h2 id="tok-h">{t('token.title')}</h2>
         <form class="g-row gap-sm wrap" onSubmit={(e) => { e.preventDefault(); setToken(tok.trim()); say(t('token.saved')); }}>
           <label for="tok" class="sr-only">{t('token.label')}</label>
