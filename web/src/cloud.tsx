@@ -58,9 +58,9 @@ function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: 
       <p class="detail">{t('cloud.disclosure')}</p>
       <ul class="disclosure">{lines.map((l) => <li>{l}</li>)}</ul>
       <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t('cloud.quota', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: u.bytes ?? 0, maxBytes: u.maxBytes ?? 0 })}</p>
-      {!p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: p.status.reason })}</p> : null}
+      {p.consented && !p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: p.status.reason })}</p> : null}
       <div class="g-row gap-sm wrap">
-        <label class="g-row gap-sm"><input type="checkbox" checked={!!p.consented} disabled={busy || !p.provider} onChange={(e) => toggle((e.target as HTMLInputElement).checked)} />{t('cloud.allow')}</label>
+        <label class="g-row gap-sm allow"><input type="checkbox" checked={!!p.consented} disabled={busy || !p.provider} onChange={(e) => toggle((e.target as HTMLInputElement).checked)} />{t('cloud.allow')}</label>
         <button type="button" disabled={busy || !p.provider} onClick={clear}>{t('cloud.clear')}</button>
       </div>
     </div>
