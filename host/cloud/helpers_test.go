@@ -61,7 +61,7 @@ func (echoFunctions) Call(_ context.Context, c server.FunctionCall) (json.RawMes
 
 func (echoFunctions) Listed() []protocol.MetaFunction { return nil }
 
-func newProvider(t *testing.T, withFunctions bool) *provider {
+func newProvider(t testing.TB, withFunctions bool) *provider {
 	t.Helper()
 	ctx := context.Background()
 	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
@@ -107,7 +107,7 @@ func (p *provider) stop() {
 }
 
 // newManager is the Manager of a new host database, released when the test ends.
-func newManager(t *testing.T) (*Manager, *store.DB) {
+func newManager(t testing.TB) (*Manager, *store.DB) {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
 	if err != nil {
@@ -125,7 +125,7 @@ func storeDecl(id string, e2e bool, uses ...string) *Decl {
 }
 
 // newHTTP is a web server that is not a Cloud provider (404 on /v1/meta).
-func newHTTP(t *testing.T) string {
+func newHTTP(t testing.TB) string {
 	hs := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(hs.Close)
 	return hs.URL

@@ -206,7 +206,7 @@ func NormalizeURL(raw string) (string, error) {
 		return "", &URLError{Why: "empty"}
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Hostname() == "" {
 		return "", &URLError{raw, "not an absolute URL (https://host)"}
 	}
 	switch u.Scheme {
