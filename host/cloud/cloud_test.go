@@ -492,3 +492,22 @@ func waitFor(t *testing.T, events <-chan client.Event, want client.EventType) cl
 		}
 	}
 }
+
+// A plugin that also uses a service the provider does not offer still reaches the ones it does:
+// its token asks only for offered services.
+func TestPartlyOffered(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false) // no functions
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	d := storeDecl("mixed", false, "store", "functions")
+	p, _ := m.Plugin(d)
+	if _, err := m.Allow(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Store().Put(ctx, "k", 1, PutOptions{}); err != nil {
+		t.Fatalf("store of a plugin that also uses an unoffered service: %v", err)
+	}
+	_, err := p.Call(ctx, "f", nil)
+	wantCode(t, err, CodeUnavailable)
+}

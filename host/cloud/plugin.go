@@ -140,14 +140,17 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 	if !slices.Contains(p.decl.Uses, service) {
 		return nil, errf(id, CodeNotDeclared, "the manifest's cloud.uses does not list %s", service)
 	}
-	if meta, _ := p.m.KnownMeta(ctx); meta != nil {
+	meta, _ := p.m.KnownMeta(ctx)
+	if meta != nil {
 		if miss := missing(meta, []string{service}); len(miss) > 0 {
 			return nil, errf(id, CodeUnavailable, "%s does not offer %s", meta.Host, service)
 		}
 	}
+	// The token asks for the services the plugin uses that the provider offers: one it does
+	// not offer (push, say) must not keep the plugin from the ones it does.
 	services := make([]string, 0, len(p.decl.Uses))
 	for _, u := range p.decl.Uses {
-		if s := wireService(u); protocol.ValidService(s) {
+		if s := wireService(u); protocol.ValidService(s) && (meta == nil || slices.Contains(meta.Services, s)) {
 			services = append(services, s)
 		}
 	}
