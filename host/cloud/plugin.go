@@ -146,14 +146,7 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 			return nil, errf(id, CodeUnavailable, "%s does not offer %s", meta.Host, service)
 		}
 	}
-	// The token asks for the services the plugin uses that the provider offers: one it does
-	// not offer (push, say) must not keep the plugin from the ones it does.
-	services := make([]string, 0, len(p.decl.Uses))
-	for _, u := range p.decl.Uses {
-		if s := wireService(u); protocol.ValidService(s) && (meta == nil || slices.Contains(meta.Services, s)) {
-			services = append(services, s)
-		}
-	}
+	services := tokenServices(meta, p.decl.Uses)
 	return p.m.scope(ctx, id, services, p.doc)
 }
 
@@ -196,4 +189,17 @@ func (m *Manager) CallFor(ctx context.Context, p *plugin.Plugin, fn string, inpu
 		}
 	}
 	return h.Call(ctx, fn, input)
+}
+
+// tokenServices are the protocol services a token for uses asks for: those the provider
+// offers (all of them while its meta is unknown), so one it does not offer (push, say) does
+// not keep the plugin from the ones it does.
+func tokenServices(meta *Meta, uses []string) []string {
+	services := make([]string, 0, len(uses))
+	for _, u := range uses {
+		if s := wireService(u); protocol.ValidService(s) && (meta == nil || slices.Contains(meta.Services, s)) {
+			services = append(services, s)
+		}
+	}
+	return services
 }
