@@ -511,3 +511,45 @@ func TestPartlyOffered(t *testing.T) {
 	_, err := p.Call(ctx, "f", nil)
 	wantCode(t, err, CodeUnavailable)
 }
+
+// A host channel's owner socket comes back by itself after the connection drops (the
+// client's backoff), and frames flow again.
+func TestChannelReconnects(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	d := storeDecl("card-share", true, "channels")
+	if _, err := m.Allow(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.Plugin(d)
+	ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: 30 * time.Minute, MaxPeers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+	waitFor(t, ch.Events(), client.EventConnected)
+	v, err := client.Join(ctx, ch.Link(), client.ViewerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Leave()
+	waitFor(t, ch.Events(), client.EventJoin)
+	pr.ln.dropAll()
+	waitFor(t, ch.Events(), client.EventDisconnected)
+	waitFor(t, ch.Events(), client.EventConnected)
+	waitFor(t, v.Events(), client.EventConnected)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := ch.Send(ctx, v.PeerID(), map[string]string{"t": "code"}); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("send after the reconnect: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ev := waitFor(t, v.Events(), client.EventMessage); string(ev.Msg) != `{"t":"code"}` {
+		t.Fatalf("viewer got %s", ev.Msg)
+	}
+}
