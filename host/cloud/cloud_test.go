@@ -242,7 +242,7 @@ func TestStatus(t *testing.T) {
 	m, _ := newManager(t)
 	d := storeDecl("counter", false)
 	p, _ := m.Plugin(d)
-	if s := p.Status(ctx); s != (Status{Provider: "off", Reason: "no Cloud provider is set"}) {
+	if s := p.Status(ctx); s.Provider != "off" || s.Reason != "no Cloud provider is set" || s.Why != WhyNoProvider || s.Available || s.BaseURL != "" {
 		t.Fatalf("status off = %+v", s)
 	}
 	mustUse(t, m, pr.URL)
@@ -298,7 +298,7 @@ func TestAvailability(t *testing.T) {
 	}
 	_, err := p.Call(ctx, "stats", nil)
 	wantCode(t, err, CodeUnavailable)
-	if s := p.Status(ctx); s.Available || !strings.Contains(s.Reason, "functions") {
+	if s := p.Status(ctx); s.Available || !strings.Contains(s.Reason, "functions") || s.Why != WhyNotOffered || len(s.Missing) != 1 || s.Missing[0] != "functions" {
 		t.Fatalf("status of a plugin using an unoffered service = %+v", s)
 	}
 	// A service the manifest does not list is refused by the host.

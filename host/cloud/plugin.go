@@ -56,15 +56,26 @@ func (p *Plugin) Decl() Decl { return p.decl }
 // BaseURL the provider origin (omitted when off); Consented whether this plugin may use it;
 // Online whether the provider answers. Available is ctx.cloud.available: a provider is set,
 // the plugin is consented, the provider is online and offers every service the plugin uses;
-// Reason says why not.
+// Reason says why not in English, Why as a code a face translates ("no_provider",
+// "consent_required", "offline", "not_offered" with Missing the services not offered).
 type Status struct {
-	Provider  string `json:"provider"`
-	BaseURL   string `json:"baseURL,omitempty"`
-	Consented bool   `json:"consented"`
-	Online    bool   `json:"online"`
-	Available bool   `json:"available"`
-	Reason    string `json:"reason,omitempty"`
+	Provider  string   `json:"provider"`
+	BaseURL   string   `json:"baseURL,omitempty"`
+	Consented bool     `json:"consented"`
+	Online    bool     `json:"online"`
+	Available bool     `json:"available"`
+	Reason    string   `json:"reason,omitempty"`
+	Why       string   `json:"why,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
 }
+
+// The Why codes of a Status.
+const (
+	WhyNoProvider = "no_provider"
+	WhyConsent    = "consent_required"
+	WhyOffline    = "offline"
+	WhyNotOffered = "not_offered"
+)
 
 // Status reports the plugin's status(); it may probe the provider (GET /v1/meta) when it has
 // not been heard from for 15 s.
@@ -78,7 +89,7 @@ func (m *Manager) status(ctx context.Context, d *Decl) Status {
 		return Status{Provider: "off", Reason: err.Error()}
 	}
 	if base == "" {
-		return Status{Provider: "off", Reason: "no Cloud provider is set"}
+		return Status{Provider: "off", Reason: "no Cloud provider is set", Why: WhyNoProvider}
 	}
 	st := Status{Provider: "custom", BaseURL: base}
 	if OfficialURL != "" && base == OfficialURL {
@@ -90,13 +101,16 @@ func (m *Manager) status(ctx context.Context, d *Decl) Status {
 	st.Online = m.Online(ctx)
 	switch {
 	case d != nil && !st.Consented:
-		st.Reason = "the person has not allowed this plugin to use Cloud"
+		st.Reason, st.Why = "the person has not allowed this plugin to use Cloud", WhyConsent
 	case !st.Online:
-		st.Reason = "the provider cannot be reached"
+		st.Reason, st.Why = "the provider cannot be reached", WhyOffline
 	}
 	if d != nil && st.Reason == "" {
 		if ok, why := m.Availability(ctx, d); !ok {
-			st.Reason = why
+			st.Reason, st.Why = why, WhyNotOffered
+			if meta, _ := m.KnownMeta(ctx); meta != nil {
+				st.Missing = missing(meta, d.Uses)
+			}
 		}
 	}
 	st.Available = st.Reason == ""

@@ -247,7 +247,7 @@ func cloudStatusCmd(env *Env) int {
 			consent = c.t(msg.CloudAllowed)
 		}
 		if !p.Status.Available {
-			st = p.Status.Reason
+			st = whyText(c.lang, p.Provider, p.Status)
 		}
 		used := fmt.Sprintf("%d/%d keys, %d/%d B", p.Usage.Keys, p.Usage.MaxKeys, p.Usage.Bytes, p.Usage.MaxBytes)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Plugin, strings.Join(p.Uses, ","), e2e, consent, st, used)
@@ -256,6 +256,22 @@ func cloudStatusCmd(env *Env) int {
 		return c.fail(err)
 	}
 	return ExitOK
+}
+
+// whyText says in lang why a plugin's Cloud is unavailable (Status.Why), the host's English
+// reason for a code it does not know.
+func whyText(lang msg.Lang, host string, st cloud.Status) string {
+	switch st.Why {
+	case cloud.WhyNoProvider:
+		return lang.T(msg.CloudWhyNoProvider)
+	case cloud.WhyConsent:
+		return lang.T(msg.CloudWhyConsent)
+	case cloud.WhyOffline:
+		return lang.T(msg.CloudWhyOffline)
+	case cloud.WhyNotOffered:
+		return lang.T(msg.CloudWhyNotOffered, host, strings.Join(st.Missing, ", "))
+	}
+	return st.Reason
 }
 
 // cloudConsentCmd is `harness cloud consent PLUGIN on|off` (seed 003 "插件指南" §2): on shows

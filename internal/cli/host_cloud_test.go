@@ -89,7 +89,7 @@ func TestCloudRoutes(t *testing.T) {
 		want               []string // parts of the reply
 	}{
 		{"GET", "/v1/cloud", "", 200, []string{`"provider":"off"`, `"meta":null`, `"registered":false`, `"plugin":"notes"`, `"consented":false`}},
-		{"GET", "/v1/cloud/status", "", 200, []string{`{"provider":"off","consented":false,"online":false,"available":false,"reason":"no Cloud provider is set"}`}},
+		{"GET", "/v1/cloud/status", "", 200, []string{`{"provider":"off","consented":false,"online":false,"available":false,"reason":"no Cloud provider is set","why":"no_provider"}`}},
 		{"PUT", "/v1/cloud", `{}`, 400, []string{`"code":"bad_request"`, "url is required"}},
 		{"PUT", "/v1/cloud", `{"url":"javascript:alert(1)"}`, 400, []string{"not an absolute URL"}},
 		{"PUT", "/v1/cloud", `{"url":"ftp://example.org"}`, 400, []string{"use https"}},

@@ -30,6 +30,11 @@ const (
 	CloudForgotten   Key = "cloud.forgotten"    // %[1]s provider host
 	CloudForgetAsk   Key = "cloud.forget.ask"   // %[1]s provider host
 	CloudNotForgot   Key = "cloud.forget.no"    //
+
+	CloudWhyNoProvider Key = "cloud.why.noProvider" //
+	CloudWhyConsent    Key = "cloud.why.consent"    //
+	CloudWhyOffline    Key = "cloud.why.offline"    //
+	CloudWhyNotOffered Key = "cloud.why.notOffered" // %[1]s provider host, %[2]s services
 )
 
 func init() {
@@ -62,6 +67,11 @@ func init() {
 		CloudForgotten:   {"已删除本设备在 %[1]s 上的全部云端数据，并忘掉了设备身份", "deleted all of this device's cloud data on %[1]s and forgot the device identity"},
 		CloudForgetAsk:   {"删除本设备在 %[1]s 上的全部云端数据（存储、通道、设备）？", "Delete all of this device's cloud data on %[1]s (store, channels, the device)?"},
 		CloudNotForgot:   {"没有删除任何数据", "nothing was deleted"},
+
+		CloudWhyNoProvider: {"没有设置云服务商", "no Cloud provider is set"},
+		CloudWhyConsent:    {"还没有允许这个插件使用云服务", "the person has not allowed this plugin to use Cloud"},
+		CloudWhyOffline:    {"连不上云服务商", "the provider cannot be reached"},
+		CloudWhyNotOffered: {"%[1]s 不提供 %[2]s", "%[1]s does not offer %[2]s"},
 	} {
 		catalogue[k] = e
 	}

@@ -58,11 +58,23 @@ function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: 
       <p class="detail">{t('cloud.disclosure')}</p>
       <ul class="disclosure">{lines.map((l) => <li>{l}</li>)}</ul>
       <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t('cloud.quota', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: u.bytes ?? 0, maxBytes: u.maxBytes ?? 0 })}</p>
-      {p.consented && !p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: p.status.reason })}</p> : null}
+      {p.consented && !p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: why(p) })}</p> : null}
       <div class="g-row gap-sm wrap">
         <label class="g-row gap-sm allow"><input type="checkbox" checked={!!p.consented} disabled={busy || !p.provider} onChange={(e) => toggle((e.target as HTMLInputElement).checked)} />{t('cloud.allow')}</label>
         <button type="button" disabled={busy || !p.provider} onClick={clear}>{t('cloud.clear')}</button>
       </div>
     </div>
   );
+}
+
+// why says in the viewer's language why a plugin's Cloud is unavailable (status.why), the
+// host's English reason for a code this app does not know.
+function why(p: any): string {
+  const st = p.status || {};
+  switch (st.why) {
+    case 'no_provider': return t('cloud.noProvider');
+    case 'offline': return t('cloud.offline');
+    case 'not_offered': return t('cloud.notOffered', { host: p.provider || '', services: (st.missing || []).join(', ') });
+  }
+  return st.reason || '';
 }
