@@ -337,6 +337,9 @@ func writeDisclosure(w io.Writer, lang msg.Lang, p *cloud.Panel) {
 	}
 	fmt.Fprintln(w, lang.T(msg.CloudConsentE2E, badge))
 	fmt.Fprintln(w, lang.T(msg.CloudConsentUses, strings.Join(p.Uses, ", ")))
+	if p.Backend != "" {
+		fmt.Fprintln(w, lang.T(msg.CloudBackend, p.Backend))
+	}
 }
 
 // cloudForgetCmd is `harness cloud forget [PLUGIN]`: "clear this plugin's cloud data", or

@@ -23,6 +23,7 @@ const (
 	CloudConsentE2E  Key = "cloud.consent.e2e"  // %[1]s the E2E badge
 	CloudConsentUses Key = "cloud.consent.uses" // %[1]s services
 	CloudConsentOn   Key = "cloud.consent.on"   // %[1]s plugin, %[2]s provider host
+	CloudBackend     Key = "cloud.backend"      // %[1]s the external backend URL
 	CloudConsentOff  Key = "cloud.consent.off"  // %[1]s plugin
 	CloudNoDecl      Key = "cloud.noDecl"       // %[1]s plugin
 	CloudNoProvider  Key = "cloud.noProvider"   //
@@ -59,6 +60,7 @@ func init() {
 		CloudConsentHead: {"插件 %[1]s 想使用云服务 %[2]s。会离开本机的数据：", "Plugin %[1]s wants to use the Cloud provider %[2]s. What leaves this device:"},
 		CloudConsentE2E:  {"加密：%[1]s", "encryption: %[1]s"},
 		CloudConsentUses: {"用到的服务：%[1]s", "services used: %[1]s"},
+		CloudBackend:     {"外部后端：%[1]s（数据也会发到这里）", "external backend: %[1]s (data goes there too)"},
 		CloudConsentOn:   {"已允许 %[1]s 使用云服务 %[2]s", "allowed %[1]s to use Cloud provider %[2]s"},
 		CloudConsentOff:  {"已不再允许 %[1]s 使用云服务；它的云服务调用会被拒绝", "%[1]s may no longer use Cloud; its cloud calls are refused"},
 		CloudNoDecl:      {"插件 %[1]s 不使用云服务（清单里没有 cloud 段）", "plugin %[1]s does not use Cloud (no cloud: section in its manifest)"},

@@ -57,6 +57,7 @@ function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: 
         <span class={`badge ${p.e2e ? 'official' : 'warn'}`}>{p.e2e ? t('cloud.e2e') : t('cloud.notE2e')}</span></div>
       <p class="detail">{t('cloud.disclosure')}</p>
       <ul class="disclosure">{lines.map((l) => <li>{l}</li>)}</ul>
+      {p.backend ? <p class="detail">{t('cloud.backend', { url: p.backend })}</p> : null}
       <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t('cloud.quota', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: u.bytes ?? 0, maxBytes: u.maxBytes ?? 0 })}</p>
       {p.consented && !p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: why(p) })}</p> : null}
       <div class="g-row gap-sm wrap">
