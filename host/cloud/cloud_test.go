@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -551,5 +552,45 @@ func TestChannelReconnects(t *testing.T) {
 	}
 	if ev := waitFor(t, v.Events(), client.EventMessage); string(ev.Msg) != `{"t":"code"}` {
 		t.Fatalf("viewer got %s", ev.Msg)
+	}
+}
+
+// A provider that accepts connections and never answers (a network dropping packets) is
+// offline after RequestTimeout: the write fails, the read comes from the mirror.
+func TestSilentProviderIsOffline(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	d := storeDecl("counter", false)
+	m.Allow(ctx, d)
+	p, _ := m.Plugin(d)
+	if _, err := p.Store().Put(ctx, "k", 7, PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The same address now accepts and says nothing.
+	addr := strings.TrimPrefix(pr.URL, "http://")
+	pr.stop()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	old := requestTimeout
+	requestTimeout = 300 * time.Millisecond
+	defer func() { requestTimeout = old }()
+	_, err = p.Store().Put(ctx, "k", 8, PutOptions{})
+	wantCode(t, err, CodeOffline)
+	if it, err := p.Store().Get(ctx, "k"); err != nil || it == nil || !it.Mirror || string(it.Value) != "7" {
+		t.Fatalf("read from a silent provider = %+v, %v", it, err)
 	}
 }

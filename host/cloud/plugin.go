@@ -173,7 +173,9 @@ func (p *Plugin) Call(ctx context.Context, fn string, input any) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	out, err := cp.Call(ctx, fn, input)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	out, err := cp.Call(rctx, fn, input)
 	return out, p.m.wrap(ctx, p.decl.Plugin, err)
 }
 
