@@ -109,4 +109,16 @@ func TestCloudSettings(t *testing.T) {
 		t.Fatalf("the switch does not show the consent: %v", err)
 	}
 	shoot(t, ctx, "settings-cloud-allowed")
+
+	// The plugin's own page shows the same panel, allowed.
+	if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/plugins/cloud-notes"),
+		chromedp.WaitVisible(chromedp.CSS(`#pcloud-h`)),
+		chromedp.WaitVisible(chromedp.CSS(`.cloud-panel input[type=checkbox]:checked`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if s := text(t, ctx, `.cloud-panel`); !strings.Contains(s, "笔记加密后保存在云端服务器") {
+		t.Errorf("the plugin page's Cloud block reads %q", s)
+	}
+	shoot(t, ctx, "plugin-cloud")
 }

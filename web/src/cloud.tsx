@@ -23,7 +23,7 @@ export function CloudSettings() {
   const test = () => run(async () => { setMeta(null); const m = await post('/v1/cloud/test', { url: url.trim() }); setMeta(m); return m; }, t('cloud.testOk'));
   const save = () => run(async () => { const r = await put('/v1/cloud', { url: url.trim() || 'off' }); setRep(r); return r; }, t('cloud.saved'));
   const off = () => run(async () => { const r = await put('/v1/cloud', { url: 'off' }); setRep(r); setUrl(''); setMeta(null); return r; }, t('cloud.turnedOff'));
-  const forgetAll = () => { if (confirm(t('cloud.deleteAllAsk'))) run(async () => { const r = await del('/v1/cloud/data'); setRep(r); return r; }, t('cloud.deletedAll')); };
+  const forgetAll = () => { if (window.confirm(t('cloud.deleteAllAsk'))) run(async () => { const r = await del('/v1/cloud/data'); setRep(r); return r; }, t('cloud.deletedAll')); };
   const st = rep?.status;
   return (
     <section aria-labelledby="cloud-h" id="cloud"><h2 id="cloud-h">{t('cloud.title')}</h2>
@@ -40,7 +40,26 @@ export function CloudSettings() {
       {!rep ? <Skeleton rows={2} /> : !rep.plugins?.length ? <p class="detail">{t('cloud.noPlugins')}</p> : (
         <ul class="rows">{rep.plugins.map((p: any) => <li><ConsentPanel p={p} busy={busy} run={run} onChange={load} /></li>)}</ul>
       )}
-      {st && st.provider !== 'off' ? <button type="button" class="danger" disabled={busy} onClick={forgetAll}>{t('cloud.deleteAll')}</button> : null}
+      {st && st.provider !== 'off' ? <button type="button" class="destructive" disabled={busy} onClick={forgetAll}>{t('cloud.deleteAll')}</button> : null}
+    </section>
+  );
+}
+
+// PluginCloud is the Cloud block of a plugin's page (seed 003 "插件指南" §2: the plugin's
+// details show the same consent panel).
+export function PluginCloud({ id }: { id: string }) {
+  const [p, setP] = useState<any>(null);
+  const [busy, setBusy] = useState(false);
+  const load = () => get(`/v1/cloud/plugins/${encodeURIComponent(id)}/consent`).then(setP).catch(() => setP(null));
+  useEffect(() => { load(); }, [id]);
+  const run = async (f: () => Promise<any>, done?: string) => {
+    setBusy(true);
+    try { const r = await f(); if (done) say(done); return r; } catch (e) { say(errText(e)); } finally { setBusy(false); }
+  };
+  if (!p) return null;
+  return (
+    <section aria-labelledby="pcloud-h"><h2 id="pcloud-h">{t('cloud.title')}</h2>
+      <ConsentPanel p={p} busy={busy} run={run} onChange={load} />
     </section>
   );
 }
@@ -49,7 +68,7 @@ function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: 
   const id = encodeURIComponent(p.plugin);
   const lines: string[] = locale.value === 'en' && p.disclosureEn?.length === p.disclosureZh?.length ? p.disclosureEn : p.disclosureZh || [];
   const toggle = (on: boolean) => run(() => (on ? put(`/v1/cloud/plugins/${id}/consent`, { actor: 'user' }) : del(`/v1/cloud/plugins/${id}/consent`)), on ? t('cloud.allowedNow', { name: p.plugin }) : t('cloud.revokedNow', { name: p.plugin })).then(onChange);
-  const clear = () => { if (confirm(t('cloud.clearAsk', { name: p.plugin }))) run(() => del(`/v1/cloud/plugins/${id}/data`), t('cloud.cleared', { name: p.plugin })).then(onChange); };
+  const clear = () => { if (window.confirm(t('cloud.clearAsk', { name: p.plugin }))) run(() => del(`/v1/cloud/plugins/${id}/data`), t('cloud.cleared', { name: p.plugin })).then(onChange); };
   const u = p.usage || {};
   return (
     <div class="cloud-panel g-col gap-sm">

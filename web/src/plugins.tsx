@@ -8,7 +8,7 @@ import { get, post, put, del, callTool, setToken, token } from './api';
 import { t, locale, langChoice, themeChoice, setLang, setTheme, Key } from './i18n';
 import { Skeleton, Icon } from './genui';
 import { say, errText, Link, go, effectName } from './app';
-import { CloudSettings } from './cloud';
+import { CloudSettings, PluginCloud } from './cloud';
 
 const kindKey = (k: string): Key => (k === 'builtin' ? 'kind.builtin' : k === 'remote' ? 'kind.remote' : 'kind.document');
 
@@ -89,6 +89,7 @@ export function PluginPage({ id }: { id: string }) {
           ))}
         </section>
       ) : null}
+      <PluginCloud id={id} />
       <section aria-labelledby="tools-h"><h2 id="tools-h">{t('plugins.tools')}</h2>
         <ul class="rows">{(ui?.tools || p.declarations?.tools || []).map((tl: any) => <li class="row"><span class="name">{tl.title || tl.name}<small>{tl.name}</small></span><span class="meta"><span class={`effect e-${tl.effect}`}>{effectName(tl.effect)}</span>{tl.userOnly ? <span class="badge">{t('plugins.userOnly')}</span> : null}{tl.untrusted ? <span class="badge warn">{t('chat.untrusted')}</span> : null}</span></li>)}</ul>
       </section>
