@@ -89,7 +89,7 @@ func TestDataSourceFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Allow(ctx, cloud.DeclOf(p.Manifest)); err != nil {
+	if _, err := m.Allow(ctx, cloud.DeclOfPlugin(p)); err != nil {
 		t.Fatal(err)
 	}
 	v, err := e.h.DataSource(ctx, "counter", "count", false)

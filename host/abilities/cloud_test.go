@@ -67,7 +67,7 @@ func TestCloudCallThroughProvider(t *testing.T) {
 	if _, err := call(); err == nil || !strings.Contains(err.Error(), "consent_required") {
 		t.Fatalf("before consent: %v", err)
 	}
-	if _, err := m.Allow(ctx, cloud.DeclOf(fp.Manifest)); err != nil {
+	if _, err := m.Allow(ctx, cloud.DeclOfPlugin(fp)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := call()

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/protocol"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 func mustUse(t *testing.T, m *Manager, url string) *Meta {
@@ -592,5 +594,40 @@ func TestSilentProviderIsOffline(t *testing.T) {
 	wantCode(t, err, CodeOffline)
 	if it, err := p.Store().Get(ctx, "k"); err != nil || it == nil || !it.Mirror || string(it.Value) != "7" {
 		t.Fatalf("read from a silent provider = %+v, %v", it, err)
+	}
+}
+
+// A consent to a plugin's server functions covers one version of its document: the updated
+// plugin asks again, and tokens carry the consented version.
+func TestConsentCoversTheDocumentVersion(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, true)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	v1 := &plugin.Plugin{Source: "https://github.com/student/fn/tree/main/fn", Hash: "sha256:" + strings.Repeat("1", 64),
+		Manifest: &plugin.Manifest{ID: "fn", Server: &plugin.Server{}, Cloud: &plugin.Cloud{DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}}
+	d1 := DeclOfPlugin(v1)
+	if d1.Document == nil || d1.Document.Hash != v1.Hash || !slices.Contains(d1.Uses, "functions") {
+		t.Fatalf("decl = %+v", d1)
+	}
+	if _, err := m.Allow(ctx, d1); err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.CallFor(ctx, v1, "stats", nil)
+	if err != nil || !strings.Contains(string(out), v1.Hash[7:]) {
+		t.Fatalf("call of the consented version = %s, %v", out, err)
+	}
+	if c, _ := m.ConsentOf(ctx, "fn"); c.Document == nil || *c.Document != *d1.Document {
+		t.Fatalf("consent record = %+v", c)
+	}
+	v2 := *v1
+	v2.Hash = "sha256:" + strings.Repeat("2", 64)
+	_, err = m.CallFor(ctx, &v2, "stats", nil)
+	wantCode(t, err, CodeConsentRequired)
+	if _, err := m.Allow(ctx, DeclOfPlugin(&v2)); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := m.CallFor(ctx, &v2, "stats", nil); err != nil || !strings.Contains(string(out), strings.Repeat("2", 64)) {
+		t.Fatalf("call of the new version = %s, %v", out, err)
 	}
 }

@@ -48,6 +48,9 @@ CREATE TABLE cloud_mirror (
 	PRIMARY KEY (plugin, k)
 );
 `})
+	store.Register(store.Migration{Version: 501, Name: "cloud: the document version a consent covers", SQL: `
+ALTER TABLE cloud_consent ADD COLUMN document TEXT NOT NULL DEFAULT '';
+`})
 }
 
 // OfficialURL is the official provider's origin. The official instance is not deployed yet

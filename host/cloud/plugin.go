@@ -32,7 +32,13 @@ func (m *Manager) Plugin(d *Decl) (*Plugin, error) {
 	if !protocol.ValidPluginID(d.Plugin) {
 		return nil, fmt.Errorf("cloud: plugin %q: not a Cloud plugin id (^[a-z0-9][a-z0-9-]{1,63}$)", d.Plugin)
 	}
-	return &Plugin{m: m, decl: *d}, nil
+	p := &Plugin{m: m, decl: *d}
+	if d.Document != nil {
+		if err := p.SetDocument(*d.Document); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // SetDocument records the consented document (install link and content hash) that tokens
@@ -187,22 +193,13 @@ func (m *Manager) CallFor(ctx context.Context, p *plugin.Plugin, fn string, inpu
 	if p == nil || p.Manifest == nil {
 		return nil, errors.New("cloud: no plugin")
 	}
-	d := DeclOf(p.Manifest)
+	d := DeclOfPlugin(p)
 	if d == nil {
 		return nil, fmt.Errorf("cloud: plugin %s declares no server functions (no server: section or cloud.uses: [functions])", p.Manifest.ID)
 	}
 	h, err := m.Plugin(d)
 	if err != nil {
 		return nil, err
-	}
-	if p.Hash != "" {
-		link := p.Source
-		if link == "" {
-			link = "plugin:" + p.Manifest.ID
-		}
-		if err := h.SetDocument(protocol.DocumentRef{Link: link, Hash: p.Hash}); err != nil {
-			return nil, err
-		}
 	}
 	return h.Call(ctx, fn, input)
 }

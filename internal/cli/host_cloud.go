@@ -127,7 +127,7 @@ func cloudDecls(ctx context.Context, h *host.Host) ([]*cloud.Decl, error) {
 		if err != nil {
 			continue // an unreadable plugin has no Cloud to show
 		}
-		if d := cloud.DeclOf(p.Manifest); d != nil {
+		if d := cloud.DeclOfPlugin(p); d != nil {
 			out = append(out, d)
 		}
 	}
@@ -140,7 +140,7 @@ func cloudDecl(ctx context.Context, h *host.Host, id string, lang msg.Lang) (*cl
 	if err != nil {
 		return nil, err
 	}
-	d := cloud.DeclOf(p.Manifest)
+	d := cloud.DeclOfPlugin(p)
 	if d == nil {
 		return nil, errors.New(lang.T(msg.CloudNoDecl, id))
 	}
@@ -433,7 +433,7 @@ func cloudRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return nil, err
 		}
-		d := cloud.DeclOf(p.Manifest)
+		d := cloud.DeclOfPlugin(p)
 		if d == nil {
 			return nil, &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: fmt.Sprintf("plugin %s does not use Cloud (no cloud: section in its manifest)", id)}
 		}
