@@ -161,6 +161,10 @@ func (h *Host) builtinParsed(b *Builtin, hash string) (*plugin.Plugin, error) {
 // input check every document's tool gets, or the interpreter. untrusted
 // is a built-in's BuiltinCall.Untrusted.
 func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t *plugin.Tool, input any) (v any, untrusted bool, err error) {
+	if strings.HasPrefix(t.Name, FunctionPrefix) {
+		v, err := h.runFunction(ctx, p, t, input)
+		return v, false, err
+	}
 	b := h.builtins[p.Manifest.ID]
 	if b == nil || b.Plugin != p {
 		v, err := interp.Run(ctx, p, t.Name, input, h.options())

@@ -232,6 +232,9 @@ func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plug
 	}
 	t := p.Tool(name)
 	if t == nil {
+		t = functionTool(p, name) // "fn:NAME", a server function (function.go)
+	}
+	if t == nil {
 		return nil, nil, nil, &NotFound{What: fmt.Sprintf("plugin %s has no tool %q", id, name)}
 	}
 	if !official && !t.Untrusted {

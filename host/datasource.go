@@ -30,8 +30,9 @@ type DataValue struct {
 // and the value is cached, keyed by plugin, source and the args' JSON. When
 // the tool fails and an older value is cached, that value comes back with
 // Stale true and Error set; with nothing cached the run's error is
-// returned. Server-function sources (fn) are refused: server functions are
-// off (seed 004 "Server functions").
+// returned. A server-function source (fn) runs that function on the Cloud
+// provider through Call (tool "fn:NAME", FunctionPrefix), consent-gated as
+// every Cloud call of the plugin (seed 003 "服务端函数").
 func (h *Host) DataSource(ctx context.Context, pluginID, name string, refresh bool) (*DataValue, error) {
 	p, err := h.Plugin(ctx, pluginID)
 	if err != nil {
@@ -46,8 +47,9 @@ func (h *Host) DataSource(ctx context.Context, pluginID, name string, refresh bo
 	if ds == nil {
 		return nil, &NotFound{What: fmt.Sprintf("plugin %s has no data source %q", pluginID, name)}
 	}
-	if ds.Tool == "" {
-		return nil, &Conflict{Msg: fmt.Sprintf("data source %s.%s reads server function %s, and server functions are off", pluginID, name, ds.Fn)}
+	tool := ds.Tool
+	if tool == "" {
+		tool = FunctionPrefix + ds.Fn // a server function, run on the Cloud provider (function.go)
 	}
 	argsJSON, err := expr.ToJSON(ds.Args, "")
 	if err != nil {
@@ -77,7 +79,7 @@ func (h *Host) DataSource(ctx context.Context, pluginID, name string, refresh bo
 	if ds.Args != nil {
 		input = ds.Args
 	}
-	res, runErr := h.Call(ctx, CallRequest{Actor: ActorUser, Plugin: pluginID, Tool: ds.Tool, Input: input})
+	res, runErr := h.Call(ctx, CallRequest{Actor: ActorUser, Plugin: pluginID, Tool: tool, Input: input})
 	if runErr != nil {
 		if !have {
 			return nil, runErr

@@ -9,6 +9,7 @@ import (
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // ErrCloudNotConfigured is the error of cloud.call while the host has no
@@ -21,7 +22,8 @@ var ErrCloudNotConfigured = errors.New("cloud not configured: no PKU harness Clo
 // plugin's function fn on the provider through the plugin's consent-gated
 // handle (host/cloud), with the document the plugin was installed from
 // (its link and content hash) in the token, and returns the function's
-// output. It fails with the host/cloud error codes: consent_required,
+// output. A function of the plugin's `server:` section must exist and be no
+// stronger than the calling tool. It fails with the host/cloud error codes: consent_required,
 // offline (never queued), unavailable, not_declared, protocol.
 func (s *Set) cloudCall(ctx context.Context, c *call) (any, error) {
 	if err := c.args.only("fn", "input"); err != nil {
@@ -33,6 +35,22 @@ func (s *Set) cloudCall(ctx context.Context, c *call) (any, error) {
 	}
 	if !protocol.ValidFunctionName(fn) {
 		return nil, fmt.Errorf("fn %q is not a function name (^[a-zA-Z][a-zA-Z0-9_]{0,63}$)", fn)
+	}
+	// A function the document declares runs with its own effect: a read tool cannot reach a
+	// write function through this read ability.
+	if c.man != nil && c.man.Server != nil {
+		var f *plugin.ServerFunction
+		for _, x := range c.man.Server.Functions {
+			if x.Tool != nil && x.Name == fn {
+				f = x
+			}
+		}
+		if f == nil {
+			return nil, fmt.Errorf("plugin %s declares no server function %q", c.Plugin, fn)
+		}
+		if !c.ToolEffect.AtLeast(f.Effect) {
+			return nil, fmt.Errorf("server function %s is %s, stronger than this %s tool", fn, f.Effect, c.ToolEffect)
+		}
 	}
 	var input any
 	if v := c.args.get("input"); v != nil {
@@ -48,24 +66,10 @@ func (s *Set) cloudCall(ctx context.Context, c *call) (any, error) {
 	} else if base == "" {
 		return nil, ErrCloudNotConfigured
 	}
-	d := cloud.DeclOf(c.man)
-	if d == nil {
-		return nil, fmt.Errorf("plugin %s declares no server functions (no server: section or cloud.uses: [functions])", c.Plugin)
+	if c.p == nil {
+		return nil, fmt.Errorf("plugin %s is not installed", c.Plugin)
 	}
-	p, err := m.Plugin(d)
-	if err != nil {
-		return nil, err
-	}
-	if c.p != nil && c.p.Hash != "" {
-		link := c.p.Source
-		if link == "" {
-			link = "plugin:" + c.Plugin
-		}
-		if err := p.SetDocument(protocol.DocumentRef{Link: link, Hash: c.p.Hash}); err != nil {
-			return nil, err
-		}
-	}
-	out, err := p.Call(ctx, fn, input)
+	out, err := m.CallFor(ctx, c.p, fn, input)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,10 @@ func TestCloudCallThroughProvider(t *testing.T) {
 	fp := fakePlugin("counter", nil, []string{"cloud"}, "stats")
 	fp.Hash = "sha256:" + strings.Repeat("cd", 32)
 	fp.Source = "https://github.com/pkuinfo/plugins/tree/main/counter"
-	fp.Manifest.Server = &plugin.Server{}
+	fp.Manifest.Server = &plugin.Server{Functions: []*plugin.ServerFunction{
+		{Tool: &plugin.Tool{Name: "stats", Effect: plugin.EffectRead}},
+		{Tool: &plugin.Tool{Name: "reset", Effect: plugin.EffectWrite}},
+	}}
 	fp.Manifest.Cloud = &plugin.Cloud{Protocol: 1, DisclosureZh: []string{"输入会发到云端"}, DisclosureEn: []string{"The input is sent to the cloud"}}
 	s.plugins = fakePlugins{"counter": fp}
 	defer cloud.Release(s.db)
@@ -64,7 +67,7 @@ func TestCloudCallThroughProvider(t *testing.T) {
 	if _, err := call(); err == nil || !strings.Contains(err.Error(), "consent_required") {
 		t.Fatalf("before consent: %v", err)
 	}
-	if _, err := m.Allow(ctx, cloud.DeclOf(fp.Manifest)); err != nil {
+	if _, err := m.Allow(ctx, cloud.DeclOfPlugin(fp)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := call()
@@ -76,6 +79,16 @@ func TestCloudCallThroughProvider(t *testing.T) {
 	}
 	if _, err := do(t, s, "counter", plugin.EffectRead, "cloud.call", `{"fn":"no such"}`); err == nil || !strings.Contains(err.Error(), "not a function name") {
 		t.Fatalf("a bad fn: %v", err)
+	}
+	// An undeclared function, and one stronger than the calling tool, are refused here.
+	if _, err := do(t, s, "counter", plugin.EffectRead, "cloud.call", `{"fn":"other"}`); err == nil || !strings.Contains(err.Error(), `declares no server function "other"`) {
+		t.Fatalf("an undeclared function: %v", err)
+	}
+	if _, err := do(t, s, "counter", plugin.EffectRead, "cloud.call", `{"fn":"reset"}`); err == nil || !strings.Contains(err.Error(), "server function reset is write, stronger than this read tool") {
+		t.Fatalf("a write function from a read tool: %v", err)
+	}
+	if got, err := do(t, s, "counter", plugin.EffectWrite, "cloud.call", `{"fn":"reset"}`); err != nil || !strings.Contains(got, `"fn":"reset"`) {
+		t.Fatalf("a write function from a write tool: %s %v", got, err)
 	}
 	hs.CloseClientConnections()
 	hs.Close()

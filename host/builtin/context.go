@@ -152,7 +152,7 @@ func (c *Context) Cloud() (*cloud.Plugin, error) {
 	if b == nil || b.Plugin == nil {
 		return nil, fmt.Errorf("cloud: %s: not a built-in plugin", c.Plugin)
 	}
-	d := cloud.DeclOf(b.Plugin.Manifest)
+	d := cloud.DeclOfPlugin(b.Plugin)
 	if d == nil {
 		return nil, fmt.Errorf("cloud: %s: the plugin declares no Cloud use (Plugin.Cloud is nil)", c.Plugin)
 	}

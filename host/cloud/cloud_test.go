@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/protocol"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 func mustUse(t *testing.T, m *Manager, url string) *Meta {
@@ -242,7 +245,7 @@ func TestStatus(t *testing.T) {
 	m, _ := newManager(t)
 	d := storeDecl("counter", false)
 	p, _ := m.Plugin(d)
-	if s := p.Status(ctx); s != (Status{Provider: "off", Reason: "no Cloud provider is set"}) {
+	if s := p.Status(ctx); s.Provider != "off" || s.Reason != "no Cloud provider is set" || s.Why != WhyNoProvider || s.Available || s.BaseURL != "" {
 		t.Fatalf("status off = %+v", s)
 	}
 	mustUse(t, m, pr.URL)
@@ -298,7 +301,7 @@ func TestAvailability(t *testing.T) {
 	}
 	_, err := p.Call(ctx, "stats", nil)
 	wantCode(t, err, CodeUnavailable)
-	if s := p.Status(ctx); s.Available || !strings.Contains(s.Reason, "functions") {
+	if s := p.Status(ctx); s.Available || !strings.Contains(s.Reason, "functions") || s.Why != WhyNotOffered || len(s.Missing) != 1 || s.Missing[0] != "functions" {
 		t.Fatalf("status of a plugin using an unoffered service = %+v", s)
 	}
 	// A service the manifest does not list is refused by the host.
@@ -490,5 +493,141 @@ func waitFor(t *testing.T, events <-chan client.Event, want client.EventType) cl
 		case <-timeout:
 			t.Fatalf("no %s event in 10 s", want)
 		}
+	}
+}
+
+// A plugin that also uses a service the provider does not offer still reaches the ones it does:
+// its token asks only for offered services.
+func TestPartlyOffered(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false) // no functions
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	d := storeDecl("mixed", false, "store", "functions")
+	p, _ := m.Plugin(d)
+	if _, err := m.Allow(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Store().Put(ctx, "k", 1, PutOptions{}); err != nil {
+		t.Fatalf("store of a plugin that also uses an unoffered service: %v", err)
+	}
+	_, err := p.Call(ctx, "f", nil)
+	wantCode(t, err, CodeUnavailable)
+}
+
+// A host channel's owner socket comes back by itself after the connection drops (the
+// client's backoff), and frames flow again.
+func TestChannelReconnects(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	d := storeDecl("card-share", true, "channels")
+	if _, err := m.Allow(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.Plugin(d)
+	ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: 30 * time.Minute, MaxPeers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Disconnect()
+	waitFor(t, ch.Events(), client.EventConnected)
+	v, err := client.Join(ctx, ch.Link(), client.ViewerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Leave()
+	waitFor(t, ch.Events(), client.EventJoin)
+	pr.ln.dropAll()
+	waitFor(t, ch.Events(), client.EventDisconnected)
+	waitFor(t, ch.Events(), client.EventConnected)
+	waitFor(t, v.Events(), client.EventConnected)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := ch.Send(ctx, v.PeerID(), map[string]string{"t": "code"}); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("send after the reconnect: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ev := waitFor(t, v.Events(), client.EventMessage); string(ev.Msg) != `{"t":"code"}` {
+		t.Fatalf("viewer got %s", ev.Msg)
+	}
+}
+
+// A provider that accepts connections and never answers (a network dropping packets) is
+// offline after RequestTimeout: the write fails, the read comes from the mirror.
+func TestSilentProviderIsOffline(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	d := storeDecl("counter", false)
+	m.Allow(ctx, d)
+	p, _ := m.Plugin(d)
+	if _, err := p.Store().Put(ctx, "k", 7, PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The same address now accepts and says nothing.
+	addr := strings.TrimPrefix(pr.URL, "http://")
+	pr.stop()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	old := requestTimeout
+	requestTimeout = 300 * time.Millisecond
+	defer func() { requestTimeout = old }()
+	_, err = p.Store().Put(ctx, "k", 8, PutOptions{})
+	wantCode(t, err, CodeOffline)
+	if it, err := p.Store().Get(ctx, "k"); err != nil || it == nil || !it.Mirror || string(it.Value) != "7" {
+		t.Fatalf("read from a silent provider = %+v, %v", it, err)
+	}
+}
+
+// A consent to a plugin's server functions covers one version of its document: the updated
+// plugin asks again, and tokens carry the consented version.
+func TestConsentCoversTheDocumentVersion(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, true)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	v1 := &plugin.Plugin{Source: "https://github.com/student/fn/tree/main/fn", Hash: "sha256:" + strings.Repeat("1", 64),
+		Manifest: &plugin.Manifest{ID: "fn", Server: &plugin.Server{}, Cloud: &plugin.Cloud{DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}}
+	d1 := DeclOfPlugin(v1)
+	if d1.Document == nil || d1.Document.Hash != v1.Hash || !slices.Contains(d1.Uses, "functions") {
+		t.Fatalf("decl = %+v", d1)
+	}
+	if _, err := m.Allow(ctx, d1); err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.CallFor(ctx, v1, "stats", nil)
+	if err != nil || !strings.Contains(string(out), v1.Hash[7:]) {
+		t.Fatalf("call of the consented version = %s, %v", out, err)
+	}
+	if c, _ := m.ConsentOf(ctx, "fn"); c.Document == nil || *c.Document != *d1.Document {
+		t.Fatalf("consent record = %+v", c)
+	}
+	v2 := *v1
+	v2.Hash = "sha256:" + strings.Repeat("2", 64)
+	_, err = m.CallFor(ctx, &v2, "stats", nil)
+	wantCode(t, err, CodeConsentRequired)
+	if _, err := m.Allow(ctx, DeclOfPlugin(&v2)); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := m.CallFor(ctx, &v2, "stats", nil); err != nil || !strings.Contains(string(out), strings.Repeat("2", 64)) {
+		t.Fatalf("call of the new version = %s, %v", out, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -23,6 +24,9 @@ type Decl struct {
 	DisclosureZh []string `json:"disclosureZh"`
 	DisclosureEn []string `json:"disclosureEn"`
 	Backend      string   `json:"backend,omitempty"` // an external backend URL, shown before consent
+	// Document is the plugin document (install link and content hash) whose server functions
+	// the person consents to; set by DeclOfPlugin for a plugin that uses functions.
+	Document *protocol.DocumentRef `json:"document,omitempty"`
 }
 
 // DeclOf reads m's Cloud declaration; nil when m uses no Cloud.
@@ -43,6 +47,24 @@ func DeclOf(m *plugin.Manifest) *Decl {
 	return d
 }
 
+// DeclOfPlugin is DeclOf for an installed plugin: when it uses server functions, Document is
+// its install link (plugin:ID when it has none) and content hash, the version a consent
+// covers and tokens carry (seed 003 "服务端函数").
+func DeclOfPlugin(p *plugin.Plugin) *Decl {
+	if p == nil {
+		return nil
+	}
+	d := DeclOf(p.Manifest)
+	if d != nil && slices.Contains(d.Uses, "functions") && p.Hash != "" {
+		link := p.Source
+		if link == "" {
+			link = "plugin:" + d.Plugin
+		}
+		d.Document = &protocol.DocumentRef{Link: link, Hash: p.Hash}
+	}
+	return d
+}
+
 // Consent is the record of a person allowing a plugin to use Cloud: the provider host it was
 // given for, when, and the declaration (disclosure, e2e, services) the person was shown.
 type Consent struct {
@@ -53,6 +75,8 @@ type Consent struct {
 	DisclosureEn []string  `json:"disclosureEn"`
 	E2E          bool      `json:"e2e"`
 	Uses         []string  `json:"uses"`
+	// Document is the document version consented to, for a plugin with server functions.
+	Document *protocol.DocumentRef `json:"document,omitempty"`
 }
 
 // Allow records that the person allows d's plugin to use the current provider. It fails with
@@ -72,12 +96,17 @@ func (m *Manager) Allow(ctx context.Context, d *Decl) (*Consent, error) {
 	now := m.now()
 	m.mu.Unlock()
 	c := &Consent{Plugin: d.Plugin, Provider: hostOf(base), At: now.UTC().Truncate(time.Millisecond),
-		DisclosureZh: d.DisclosureZh, DisclosureEn: d.DisclosureEn, E2E: d.E2E, Uses: d.Uses}
+		DisclosureZh: d.DisclosureZh, DisclosureEn: d.DisclosureEn, E2E: d.E2E, Uses: d.Uses, Document: d.Document}
 	disc, _ := json.Marshal(map[string][]string{"zh": c.DisclosureZh, "en": c.DisclosureEn})
 	uses, _ := json.Marshal(c.Uses)
-	_, err = m.db.SQL.ExecContext(ctx, `INSERT INTO cloud_consent (plugin, provider, at, disclosure, e2e, uses) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (plugin) DO UPDATE SET provider = excluded.provider, at = excluded.at, disclosure = excluded.disclosure, e2e = excluded.e2e, uses = excluded.uses`,
-		c.Plugin, c.Provider, c.At.UnixMilli(), string(disc), c.E2E, string(uses))
+	doc := ""
+	if c.Document != nil {
+		b, _ := json.Marshal(c.Document)
+		doc = string(b)
+	}
+	_, err = m.db.SQL.ExecContext(ctx, `INSERT INTO cloud_consent (plugin, provider, at, disclosure, e2e, uses, document) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (plugin) DO UPDATE SET provider = excluded.provider, at = excluded.at, disclosure = excluded.disclosure, e2e = excluded.e2e, uses = excluded.uses, document = excluded.document`,
+		c.Plugin, c.Provider, c.At.UnixMilli(), string(disc), c.E2E, string(uses), doc)
 	if err != nil {
 		return nil, fmt.Errorf("cloud: consent: %w", err)
 	}
@@ -99,9 +128,9 @@ func (m *Manager) Revoke(ctx context.Context, plugin string) error {
 func (m *Manager) ConsentOf(ctx context.Context, plugin string) (*Consent, error) {
 	var c Consent
 	var at int64
-	var disc, uses string
-	err := m.db.SQL.QueryRowContext(ctx, `SELECT plugin, provider, at, disclosure, e2e, uses FROM cloud_consent WHERE plugin = ?`, plugin).
-		Scan(&c.Plugin, &c.Provider, &at, &disc, &c.E2E, &uses)
+	var disc, uses, doc string
+	err := m.db.SQL.QueryRowContext(ctx, `SELECT plugin, provider, at, disclosure, e2e, uses, document FROM cloud_consent WHERE plugin = ?`, plugin).
+		Scan(&c.Plugin, &c.Provider, &at, &disc, &c.E2E, &uses, &doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -117,12 +146,19 @@ func (m *Manager) ConsentOf(ctx context.Context, plugin string) (*Consent, error
 	if err := json.Unmarshal([]byte(uses), &c.Uses); err != nil {
 		return nil, fmt.Errorf("cloud: consent of %s: %w", plugin, err)
 	}
+	if doc != "" {
+		c.Document = new(protocol.DocumentRef)
+		if err := json.Unmarshal([]byte(doc), c.Document); err != nil {
+			return nil, fmt.Errorf("cloud: consent of %s: %w", plugin, err)
+		}
+	}
 	return &c, nil
 }
 
 // Consented reports whether plugin has a consent for the current provider that covers d:
-// given for this provider host, and for no fewer services than d uses now (a plugin update
-// that adds a service asks again).
+// given for this provider host, for no fewer services than d uses now (a plugin update that
+// adds a service asks again), and, for a plugin with server functions, for this version of its
+// document (an update asks again: the provider runs only the consented version).
 func (m *Manager) Consented(ctx context.Context, d *Decl) (bool, error) {
 	base, err := m.Provider(ctx)
 	if err != nil || base == "" || d == nil {
@@ -142,6 +178,9 @@ func (m *Manager) Consented(ctx context.Context, d *Decl) (bool, error) {
 	}
 	if d.E2E != c.E2E && !d.E2E {
 		return false, nil // consented to end-to-end, now plaintext: ask again
+	}
+	if d.Document != nil && (c.Document == nil || *c.Document != *d.Document) {
+		return false, nil
 	}
 	return true, nil
 }

@@ -41,12 +41,8 @@ func (m *Manager) clearRemote(ctx context.Context, d *Decl, base string) error {
 		return err
 	}
 	p := &Plugin{m: m, decl: *d}
-	var services []string
-	for _, u := range d.Uses {
-		if s := wireService(u); protocol.ValidService(s) {
-			services = append(services, s)
-		}
-	}
+	meta, _ := m.KnownMeta(ctx)
+	services := tokenServices(meta, d.Uses)
 	if slices.Contains(services, protocol.ServiceStore) {
 		cp, err := m.scope(ctx, d.Plugin, services, nil)
 		if err != nil {

@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 type provider struct {
 	URL   string
 	hs    *httptest.Server
+	ln    *trackingListener
 	store *recording
 	mu    sync.Mutex
 	hits  map[string]int
@@ -61,7 +63,7 @@ func (echoFunctions) Call(_ context.Context, c server.FunctionCall) (json.RawMes
 
 func (echoFunctions) Listed() []protocol.MetaFunction { return nil }
 
-func newProvider(t *testing.T, withFunctions bool) *provider {
+func newProvider(t testing.TB, withFunctions bool) *provider {
 	t.Helper()
 	ctx := context.Background()
 	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
@@ -78,12 +80,15 @@ func newProvider(t *testing.T, withFunctions bool) *provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.hs = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.hits[r.Method+" "+r.URL.Path]++
 		p.mu.Unlock()
 		srv.ServeHTTP(w, r)
 	}))
+	p.ln = &trackingListener{Listener: p.hs.Listener, conns: map[net.Conn]bool{}}
+	p.hs.Listener = p.ln
+	p.hs.Start()
 	t.Cleanup(func() {
 		p.hs.CloseClientConnections()
 		p.hs.Close()
@@ -100,14 +105,43 @@ func (p *provider) count(route string) int {
 	return p.hits[route]
 }
 
+// trackingListener keeps every accepted connection, so a test can drop them all (WebSockets
+// included, which httptest's CloseClientConnections leaves alone once hijacked).
+type trackingListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.conns[c] = true
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+// dropAll closes every connection at the server end, as a phone changing networks sees it.
+func (l *trackingListener) dropAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.conns {
+		c.Close()
+		delete(l.conns, c)
+	}
+}
+
 // stop takes the provider off the network, as a phone losing its connection sees it.
 func (p *provider) stop() {
+	p.ln.dropAll()
 	p.hs.CloseClientConnections()
 	p.hs.Close()
 }
 
 // newManager is the Manager of a new host database, released when the test ends.
-func newManager(t *testing.T) (*Manager, *store.DB) {
+func newManager(t testing.TB) (*Manager, *store.DB) {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
 	if err != nil {
@@ -125,7 +159,7 @@ func storeDecl(id string, e2e bool, uses ...string) *Decl {
 }
 
 // newHTTP is a web server that is not a Cloud provider (404 on /v1/meta).
-func newHTTP(t *testing.T) string {
+func newHTTP(t testing.TB) string {
 	hs := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(hs.Close)
 	return hs.URL

@@ -48,6 +48,9 @@ CREATE TABLE cloud_mirror (
 	PRIMARY KEY (plugin, k)
 );
 `})
+	store.Register(store.Migration{Version: 501, Name: "cloud: the document version a consent covers", SQL: `
+ALTER TABLE cloud_consent ADD COLUMN document TEXT NOT NULL DEFAULT '';
+`})
 }
 
 // OfficialURL is the official provider's origin. The official instance is not deployed yet
@@ -171,41 +174,67 @@ type Meta struct {
 	Functions []protocol.MetaFunction `json:"functions"`
 }
 
+// URLError is a provider URL that is not usable: Why says what is wrong with it.
+type URLError struct{ URL, Why string }
+
+// Error is "cloud: provider URL "…": why".
+func (e *URLError) Error() string {
+	if e.URL == "" {
+		return "cloud: provider URL: " + e.Why
+	}
+	return fmt.Sprintf("cloud: provider URL %q: %s", e.URL, e.Why)
+}
+
+// CheckError is a provider that did not pass "test connection": unreachable, not protocol 1,
+// or an invalid meta document.
+type CheckError struct {
+	Origin string
+	Err    error
+}
+
+// Error is "cloud: ORIGIN: GET /v1/meta: why".
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("cloud: %s: GET /v1/meta: %v", e.Origin, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *CheckError) Unwrap() error { return e.Err }
+
 // NormalizeURL checks a provider URL as `harness cloud use` takes it: https, or http to a
-// loopback address (a reference server on this machine); it returns the origin. Errors say
-// what is wrong with the URL.
+// loopback address (a reference server on this machine); it returns the origin. Errors are
+// *URLError.
 func NormalizeURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return "", errors.New("cloud: provider URL: empty")
+		return "", &URLError{Why: "empty"}
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("cloud: provider URL %q: not an absolute URL (https://host)", raw)
+	if err != nil || u.Hostname() == "" {
+		return "", &URLError{raw, "not an absolute URL (https://host)"}
 	}
 	switch u.Scheme {
 	case "https":
 	case "http":
 		h := u.Hostname()
 		if h != "localhost" && h != "127.0.0.1" && h != "::1" {
-			return "", fmt.Errorf("cloud: provider URL %q: plain http only to localhost; use https", raw)
+			return "", &URLError{raw, "plain http only to localhost; use https"}
 		}
 	default:
-		return "", fmt.Errorf("cloud: provider URL %q: scheme %q; use https", raw, u.Scheme)
+		return "", &URLError{raw, fmt.Sprintf("scheme %q; use https", u.Scheme)}
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("cloud: provider URL %q: no user name or password in the URL", raw)
+		return "", &URLError{raw, "no user name or password in the URL"}
 	}
 	o, err := protocol.Origin(raw)
 	if err != nil {
-		return "", fmt.Errorf("cloud: provider URL %q: %w", raw, err)
+		return "", &URLError{raw, err.Error()}
 	}
 	return o, nil
 }
 
 // Check is "test connection": it reads GET /v1/meta of the provider at raw (within 10 s) and
 // reports its protocol, services and limits, or an error saying why it is not a usable
-// provider (not a URL, unreachable, not protocol 1, an invalid meta document).
+// provider: a *URLError for the URL, a *CheckError when it does not answer as a provider.
 func (m *Manager) Check(ctx context.Context, raw string) (*Meta, error) {
 	origin, err := NormalizeURL(raw)
 	if err != nil {
@@ -219,10 +248,10 @@ func (m *Manager) Check(ctx context.Context, raw string) (*Meta, error) {
 	defer cancel()
 	meta, err := c.Meta(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cloud: %s: GET /v1/meta: %w", origin, err)
+		return nil, &CheckError{origin, err}
 	}
 	if err := meta.Validate(); err != nil {
-		return nil, fmt.Errorf("cloud: %s: GET /v1/meta: not a valid meta document: %w", origin, err)
+		return nil, &CheckError{origin, fmt.Errorf("not a valid meta document: %w", err)}
 	}
 	return metaOf(origin, meta), nil
 }

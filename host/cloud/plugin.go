@@ -10,6 +10,7 @@ import (
 
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/protocol"
+	"github.com/pkuinfo/harness/plugin"
 )
 
 // Plugin is one plugin's consent-gated Cloud handle (seed 003 "插件指南": ctx.cloud): every
@@ -31,7 +32,13 @@ func (m *Manager) Plugin(d *Decl) (*Plugin, error) {
 	if !protocol.ValidPluginID(d.Plugin) {
 		return nil, fmt.Errorf("cloud: plugin %q: not a Cloud plugin id (^[a-z0-9][a-z0-9-]{1,63}$)", d.Plugin)
 	}
-	return &Plugin{m: m, decl: *d}, nil
+	p := &Plugin{m: m, decl: *d}
+	if d.Document != nil {
+		if err := p.SetDocument(*d.Document); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // SetDocument records the consented document (install link and content hash) that tokens
@@ -55,15 +62,26 @@ func (p *Plugin) Decl() Decl { return p.decl }
 // BaseURL the provider origin (omitted when off); Consented whether this plugin may use it;
 // Online whether the provider answers. Available is ctx.cloud.available: a provider is set,
 // the plugin is consented, the provider is online and offers every service the plugin uses;
-// Reason says why not.
+// Reason says why not in English, Why as a code a face translates ("no_provider",
+// "consent_required", "offline", "not_offered" with Missing the services not offered).
 type Status struct {
-	Provider  string `json:"provider"`
-	BaseURL   string `json:"baseURL,omitempty"`
-	Consented bool   `json:"consented"`
-	Online    bool   `json:"online"`
-	Available bool   `json:"available"`
-	Reason    string `json:"reason,omitempty"`
+	Provider  string   `json:"provider"`
+	BaseURL   string   `json:"baseURL,omitempty"`
+	Consented bool     `json:"consented"`
+	Online    bool     `json:"online"`
+	Available bool     `json:"available"`
+	Reason    string   `json:"reason,omitempty"`
+	Why       string   `json:"why,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
 }
+
+// The Why codes of a Status.
+const (
+	WhyNoProvider = "no_provider"
+	WhyConsent    = "consent_required"
+	WhyOffline    = "offline"
+	WhyNotOffered = "not_offered"
+)
 
 // Status reports the plugin's status(); it may probe the provider (GET /v1/meta) when it has
 // not been heard from for 15 s.
@@ -77,7 +95,7 @@ func (m *Manager) status(ctx context.Context, d *Decl) Status {
 		return Status{Provider: "off", Reason: err.Error()}
 	}
 	if base == "" {
-		return Status{Provider: "off", Reason: "no Cloud provider is set"}
+		return Status{Provider: "off", Reason: "no Cloud provider is set", Why: WhyNoProvider}
 	}
 	st := Status{Provider: "custom", BaseURL: base}
 	if OfficialURL != "" && base == OfficialURL {
@@ -89,13 +107,16 @@ func (m *Manager) status(ctx context.Context, d *Decl) Status {
 	st.Online = m.Online(ctx)
 	switch {
 	case d != nil && !st.Consented:
-		st.Reason = "the person has not allowed this plugin to use Cloud"
+		st.Reason, st.Why = "the person has not allowed this plugin to use Cloud", WhyConsent
 	case !st.Online:
-		st.Reason = "the provider cannot be reached"
+		st.Reason, st.Why = "the provider cannot be reached", WhyOffline
 	}
 	if d != nil && st.Reason == "" {
 		if ok, why := m.Availability(ctx, d); !ok {
-			st.Reason = why
+			st.Reason, st.Why = why, WhyNotOffered
+			if meta, _ := m.KnownMeta(ctx); meta != nil {
+				st.Missing = missing(meta, d.Uses)
+			}
 		}
 	}
 	st.Available = st.Reason == ""
@@ -139,17 +160,13 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 	if !slices.Contains(p.decl.Uses, service) {
 		return nil, errf(id, CodeNotDeclared, "the manifest's cloud.uses does not list %s", service)
 	}
-	if meta, _ := p.m.KnownMeta(ctx); meta != nil {
+	meta, _ := p.m.KnownMeta(ctx)
+	if meta != nil {
 		if miss := missing(meta, []string{service}); len(miss) > 0 {
 			return nil, errf(id, CodeUnavailable, "%s does not offer %s", meta.Host, service)
 		}
 	}
-	services := make([]string, 0, len(p.decl.Uses))
-	for _, u := range p.decl.Uses {
-		if s := wireService(u); protocol.ValidService(s) {
-			services = append(services, s)
-		}
-	}
+	services := tokenServices(meta, p.decl.Uses)
 	return p.m.scope(ctx, id, services, p.doc)
 }
 
@@ -162,6 +179,40 @@ func (p *Plugin) Call(ctx context.Context, fn string, input any) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	out, err := cp.Call(ctx, fn, input)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	out, err := cp.Call(rctx, fn, input)
 	return out, p.m.wrap(ctx, p.decl.Plugin, err)
+}
+
+// CallFor runs server function fn of the installed plugin document p (its manifest's
+// declaration, its install link and content hash as the consented document), for the
+// `cloud.call` ability and widgets bound to `{ fn }`. Errors are Call's, and CodeUnavailable
+// when no provider is set.
+func (m *Manager) CallFor(ctx context.Context, p *plugin.Plugin, fn string, input any) (json.RawMessage, error) {
+	if p == nil || p.Manifest == nil {
+		return nil, errors.New("cloud: no plugin")
+	}
+	d := DeclOfPlugin(p)
+	if d == nil {
+		return nil, fmt.Errorf("cloud: plugin %s declares no server functions (no server: section or cloud.uses: [functions])", p.Manifest.ID)
+	}
+	h, err := m.Plugin(d)
+	if err != nil {
+		return nil, err
+	}
+	return h.Call(ctx, fn, input)
+}
+
+// tokenServices are the protocol services a token for uses asks for: those the provider
+// offers (all of them while its meta is unknown), so one it does not offer (push, say) does
+// not keep the plugin from the ones it does.
+func tokenServices(meta *Meta, uses []string) []string {
+	services := make([]string, 0, len(uses))
+	for _, u := range uses {
+		if s := wireService(u); protocol.ValidService(s) && (meta == nil || slices.Contains(meta.Services, s)) {
+			services = append(services, s)
+		}
+	}
+	return services
 }

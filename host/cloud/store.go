@@ -37,6 +37,14 @@ type Item struct {
 	MirroredAt time.Time       `json:"mirroredAt,omitzero"`
 }
 
+// RequestTimeout bounds one store request or function call (the token it may mint included):
+// a provider that does not answer within it counts as offline, so a write on a network that
+// drops packets fails with CodeOffline instead of hanging.
+const RequestTimeout = 15 * time.Second
+
+// requestTimeout is RequestTimeout, shorter in tests.
+var requestTimeout = RequestTimeout
+
 // PutOptions are Put's options: IfVersion (nil unconditional, 0 create only, n only over
 // version n: a mismatch is CodeProtocol with wire code conflict), TTL (0 none). Plaintext asks
 // to store the value unencrypted; a plugin declaring `e2e: true` is refused with
@@ -62,7 +70,9 @@ func (s *Store) Get(ctx context.Context, key string) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	it, err := cs.Get(ctx, key)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	it, err := cs.Get(rctx, key)
 	if err != nil {
 		err = s.p.m.wrap(ctx, s.p.decl.Plugin, err)
 		if IsCode(err, CodeOffline) {
@@ -101,7 +111,9 @@ func (s *Store) Put(ctx context.Context, key string, value any, opts PutOptions)
 	if err != nil {
 		return 0, fmt.Errorf("cloud: %s: store %q: %w", id, key, err)
 	}
-	v, err := cs.Put(ctx, key, json.RawMessage(raw), client.PutOptions{IfVersion: opts.IfVersion, TTL: opts.TTL})
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	v, err := cs.Put(rctx, key, json.RawMessage(raw), client.PutOptions{IfVersion: opts.IfVersion, TTL: opts.TTL})
 	if err = s.p.m.wrap(ctx, id, err); err != nil {
 		return 0, err
 	}
@@ -119,7 +131,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.p.m.wrap(ctx, s.p.decl.Plugin, cs.Delete(ctx, key)); err != nil && !isWire(err, protocol.CodeNotFound) {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	if err := s.p.m.wrap(ctx, s.p.decl.Plugin, cs.Delete(rctx, key)); err != nil && !isWire(err, protocol.CodeNotFound) {
 		return err
 	}
 	return s.p.m.unmirror(ctx, s.p.decl.Plugin, key)
@@ -131,7 +145,9 @@ func (s *Store) List(ctx context.Context, prefix string) ([]client.ListItem, err
 	if err != nil {
 		return nil, err
 	}
-	items, err := cs.List(ctx, prefix)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	items, err := cs.List(rctx, prefix)
 	if err = s.p.m.wrap(ctx, s.p.decl.Plugin, err); IsCode(err, CodeOffline) {
 		return s.p.m.mirrorList(ctx, s.p.decl.Plugin, prefix)
 	}

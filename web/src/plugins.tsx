@@ -10,6 +10,7 @@ import { t, locale, langChoice, themeChoice, setLang, setTheme, Key } from './i1
 import { Skeleton, Icon } from './genui';
 import { say, errText, Link, go, effectName } from './app';
 import { AIProvider } from './provider';
+import { CloudSettings, PluginCloud } from './cloud';
 
 const kindKey = (k: string): Key => (k === 'builtin' ? 'kind.builtin' : k === 'remote' ? 'kind.remote' : 'kind.document');
 
@@ -95,6 +96,7 @@ export function PluginPage({ id }: { id: string }) {
           ))}
         </section>
       ) : null}
+      <PluginCloud id={id} />
       <section aria-labelledby="tools-h"><h2 id="tools-h">{t('plugins.tools')}</h2>
         <ul class="rows">{(ui?.tools || p.declarations?.tools || []).map((tl: any) => <li class="row"><span class="name">{tl.title || tl.name}<small>{tl.name}</small></span><span class="meta"><span class={`effect e-${tl.effect}`}>{effectName(tl.effect)}</span>{tl.userOnly ? <span class="badge">{t('plugins.userOnly')}</span> : null}{tl.untrusted ? <span class="badge warn">{t('chat.untrusted')}</span> : null}</span></li>)}</ul>
       </section>
@@ -142,6 +144,7 @@ export function Settings({ page }: { page?: string }) {
       <section aria-labelledby="ai-h" id="ai"><h2 id="ai-h">{t('settings.ai')}</h2>
         <AIProvider />
       </section>
+      <CloudSettings />
       <section aria-labelledby="tok-h"><h2 id="tok-h">{t('token.title')}</h2>
         <form class="g-row gap-sm wrap" onSubmit={(e) => { e.preventDefault(); setToken(tok.trim()); say(t('token.saved')); }}>
           <label for="tok" class="sr-only">{t('token.label')}</label>

@@ -1,0 +1,100 @@
+// Settings → Cloud (seed 003 "PKU harness Cloud", "插件指南" §2): the provider URL (off by
+// default) with "test connection" (GET /v1/meta through the host), and each plugin's consent
+// panel: the provider host, the plugin's disclosure line by line, the E2E badge, the services
+// used and the quota used, the allow switch, "clear this plugin's cloud data", and "delete all
+// cloud data". The host API routes are in docs/HOST-API.md ("Cloud").
+import { useEffect, useState } from 'preact/hooks';
+import { get, post, put, del } from './api';
+import { t, locale } from './i18n';
+import { Skeleton } from './genui';
+import { say, errText } from './app';
+
+export function CloudSettings() {
+  const [rep, setRep] = useState<any>(null);
+  const [url, setUrl] = useState('');
+  const [meta, setMeta] = useState<any>(null);
+  const [busy, setBusy] = useState(false);
+  const load = () => get('/v1/cloud').then((r) => { setRep(r); if (r?.status?.baseURL) setUrl(r.status.baseURL); }).catch((e) => say(errText(e)));
+  useEffect(() => { load(); }, []);
+  const run = async (f: () => Promise<any>, done?: string) => {
+    setBusy(true);
+    try { const r = await f(); if (done) say(done); return r; } catch (e) { say(errText(e)); } finally { setBusy(false); }
+  };
+  const test = () => run(async () => { setMeta(null); const m = await post('/v1/cloud/test', { url: url.trim() }); setMeta(m); return m; }, t('cloud.testOk'));
+  const save = () => run(async () => { const r = await put('/v1/cloud', { url: url.trim() || 'off' }); setRep(r); return r; }, t('cloud.saved'));
+  const off = () => run(async () => { const r = await put('/v1/cloud', { url: 'off' }); setRep(r); setUrl(''); setMeta(null); return r; }, t('cloud.turnedOff'));
+  const forgetAll = () => { if (window.confirm(t('cloud.deleteAllAsk'))) run(async () => { const r = await del('/v1/cloud/data'); setRep(r); return r; }, t('cloud.deletedAll')); };
+  const st = rep?.status;
+  return (
+    <section aria-labelledby="cloud-h" id="cloud"><h2 id="cloud-h">{t('cloud.title')}</h2>
+      {!rep ? <Skeleton rows={2} /> : <p class="detail" role="status">{st?.provider === 'off' ? t('cloud.off') : t('cloud.using', { url: st?.baseURL || '', state: st?.online ? t('cloud.online') : t('cloud.offline') })}</p>}
+      <form class="g-row gap-sm wrap" onSubmit={(e) => { e.preventDefault(); save(); }}>
+        <label for="cloud-url" class="sr-only">{t('cloud.url')}</label>
+        <input id="cloud-url" type="url" inputMode="url" autocomplete="off" placeholder="https://cloud.example.org" value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+        <button type="button" disabled={busy || !url.trim()} onClick={test}>{t('cloud.test')}</button>
+        <button type="submit" disabled={busy || !url.trim()}>{t('cloud.save')}</button>
+        {st && st.provider !== 'off' ? <button type="button" disabled={busy} onClick={off}>{t('cloud.turnOff')}</button> : null}
+      </form>
+      {meta ? <p class="detail">{t('cloud.meta', { host: meta.host, services: (meta.services || []).join(', '), keys: meta.limits?.store?.maxKeys ?? 0, bytes: meta.limits?.store?.maxBytes ?? 0 })}</p> : null}
+      <h3>{t('cloud.plugins')}</h3>
+      {!rep ? <Skeleton rows={2} /> : !rep.plugins?.length ? <p class="detail">{t('cloud.noPlugins')}</p> : (
+        <ul class="rows">{rep.plugins.map((p: any) => <li><ConsentPanel p={p} busy={busy} run={run} onChange={load} /></li>)}</ul>
+      )}
+      {st && st.provider !== 'off' ? <button type="button" class="destructive" disabled={busy} onClick={forgetAll}>{t('cloud.deleteAll')}</button> : null}
+    </section>
+  );
+}
+
+// PluginCloud is the Cloud block of a plugin's page (seed 003 "插件指南" §2: the plugin's
+// details show the same consent panel).
+export function PluginCloud({ id }: { id: string }) {
+  const [p, setP] = useState<any>(null);
+  const [busy, setBusy] = useState(false);
+  const load = () => get(`/v1/cloud/plugins/${encodeURIComponent(id)}/consent`).then(setP).catch(() => setP(null));
+  useEffect(() => { load(); }, [id]);
+  const run = async (f: () => Promise<any>, done?: string) => {
+    setBusy(true);
+    try { const r = await f(); if (done) say(done); return r; } catch (e) { say(errText(e)); } finally { setBusy(false); }
+  };
+  if (!p) return null;
+  return (
+    <section aria-labelledby="pcloud-h"><h2 id="pcloud-h">{t('cloud.title')}</h2>
+      <ConsentPanel p={p} busy={busy} run={run} onChange={load} />
+    </section>
+  );
+}
+
+function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: (f: () => Promise<any>, done?: string) => Promise<any>; onChange: () => void }) {
+  const id = encodeURIComponent(p.plugin);
+  const lines: string[] = locale.value === 'en' && p.disclosureEn?.length === p.disclosureZh?.length ? p.disclosureEn : p.disclosureZh || [];
+  const toggle = (on: boolean) => run(() => (on ? put(`/v1/cloud/plugins/${id}/consent`, { actor: 'user' }) : del(`/v1/cloud/plugins/${id}/consent`)), on ? t('cloud.allowedNow', { name: p.plugin }) : t('cloud.revokedNow', { name: p.plugin })).then(onChange);
+  const clear = () => { if (window.confirm(t('cloud.clearAsk', { name: p.plugin }))) run(() => del(`/v1/cloud/plugins/${id}/data`), t('cloud.cleared', { name: p.plugin })).then(onChange); };
+  const u = p.usage || {};
+  return (
+    <div class="cloud-panel g-col gap-sm">
+      <div class="row"><span class="name">{p.plugin}<small>{p.provider ? t('cloud.provider', { host: p.provider }) : t('cloud.noProvider')}</small></span>
+        <span class={`badge ${p.e2e ? 'official' : 'warn'}`}>{p.e2e ? t('cloud.e2e') : t('cloud.notE2e')}</span></div>
+      <p class="detail">{t('cloud.disclosure')}</p>
+      <ul class="disclosure">{lines.map((l) => <li>{l}</li>)}</ul>
+      {p.backend ? <p class="detail">{t('cloud.backend', { url: p.backend })}</p> : null}
+      <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t('cloud.quota', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: u.bytes ?? 0, maxBytes: u.maxBytes ?? 0 })}</p>
+      {p.consented && !p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: why(p) })}</p> : null}
+      <div class="g-row gap-sm wrap">
+        <label class="g-row gap-sm allow"><input type="checkbox" checked={!!p.consented} disabled={busy || !p.provider} onChange={(e) => toggle((e.target as HTMLInputElement).checked)} />{t('cloud.allow')}</label>
+        <button type="button" disabled={busy || !p.provider} onClick={clear}>{t('cloud.clear')}</button>
+      </div>
+    </div>
+  );
+}
+
+// why says in the viewer's language why a plugin's Cloud is unavailable (status.why), the
+// host's English reason for a code this app does not know.
+function why(p: any): string {
+  const st = p.status || {};
+  switch (st.why) {
+    case 'no_provider': return t('cloud.noProvider');
+    case 'offline': return t('cloud.offline');
+    case 'not_offered': return t('cloud.notOffered', { host: p.provider || '', services: (st.missing || []).join(', ') });
+  }
+  return st.reason || '';
+}
