@@ -473,8 +473,11 @@ func (v *validator) toolBinding(d, tool *jvalue, p string) {
 		if t.Effect != "" && t.Effect != "read" {
 			v.errAt(tool.off, p+".tool", "a data binding runs by itself, so it may only use read tools; %q is %s", tool.str, t.Effect)
 		}
-		if t.UserOnly {
-			v.errAt(tool.off, p+".tool", "%q is userOnly: only a tap may run it, not a data binding", tool.str)
+		// A screen is opened by the person and its bindings run as them, so a userOnly read
+		// tool may feed it (what only the person may see, e.g. a share link for a QR code); a
+		// widget refreshes by itself and an inline document is drawn for the assistant's turn.
+		if t.UserOnly && (v.ctx.Kind != "screen" || t.Effect != "read") {
+			v.errAt(tool.off, p+".tool", "%q is userOnly: only a tap may run it, not a data binding (a screen may bind a userOnly read tool)", tool.str)
 		}
 	}
 	if ttl := d.get("ttl"); ttl != nil {

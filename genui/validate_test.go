@@ -131,7 +131,7 @@ func TestValidate(t *testing.T) {
 			`w.json:1:182: $.data.c.args.floor: tool "free" has no input field "floor"; its fields are building, day`,
 			`w.json:1:199: $.data.c.ttl: "5 minutes" is not a duration; write 30s, 10m, 2h, 1d or a number of seconds`,
 			`w.json:1:222: $.data.d.fn: server functions are turned off on the official server (seed 004 §Server functions); bind a tool or a data source`,
-			`w.json:1:239: $.data.e.tool: "lock" is userOnly: only a tap may run it, not a data binding`,
+			`w.json:1:239: $.data.e.tool: "lock" is userOnly: only a tap may run it, not a data binding (a screen may bind a userOnly read tool)`,
 			`w.json:1:283: $.data.f.args.day: the args of a data binding cannot read data.* (it is not loaded yet); use host.*, t.* or form.*`,
 			`w.json:1:294: $.data["g-h"]: data name "g-h" must be an identifier (letters, digits, _)`,
 			`w.json:1:300: $.data["g-h"]: a data binding needs source or tool`,
@@ -157,6 +157,12 @@ func TestValidate(t *testing.T) {
 		{"screen with fields", &Context{Kind: "screen", Tools: testCtx.Tools}, `{"ui":1,"kind":"screen","title":"订","i18n":{"en":{"title":"Book"}},"sizes":["sm"],"root":{"type":"Column","children":[{"type":"Field","name":"room","label":"教室"},{"type":"Button","text":"订","action":{"tool":"book","args":{"room":"${form.room}","period":"${form.p}"},"confirm":"确定?"}}]}}`, []string{
 			`w.json:1:76: $.sizes: sizes applies to widgets only`,
 			`w.json:1:257: $.root.children[1].action.args.period: form.p has no Field named p`,
+		}},
+		// A screen (opened by the person, its bindings run as them) may bind a userOnly read tool;
+		// never a userOnly write tool.
+		{"screen binds a userOnly read tool", &Context{Kind: "screen", Tools: map[string]Tool{"lock": {Effect: "read", UserOnly: true}, "wipe": {Effect: "write", UserOnly: true}}}, `{"ui":1,"kind":"screen","title":"订","i18n":{"en":{"title":"Book"}},"data":{"l":{"tool":"lock"},"w":{"tool":"wipe"}},"root":{"type":"QRCode","value":"${data.l.link}"}}`, []string{
+			`w.json:1:108: $.data.w.tool: a data binding runs by itself, so it may only use read tools; "wipe" is write`,
+			`w.json:1:108: $.data.w.tool: "wipe" is userOnly: only a tap may run it, not a data binding (a screen may bind a userOnly read tool)`,
 		}},
 		{"field in a widget", nil, head + `"root":{"type":"Field","name":"x","label":"X"}}`, []string{
 			`w.json:1:140: $.root.type: Field is for screens; a widget has no inputs`,

@@ -190,7 +190,7 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 	}
 	if req.Tool != "" {
 		_, tool, _ := host.SplitToolName(req.Tool)
-		v, info, err := readTool(ctx, h, p, tool, req.Args)
+		v, info, err := readTool(ctx, h, p, tool, req.Args, false)
 		if err != nil {
 			return failed(rep, err), nil
 		}
@@ -224,7 +224,7 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 			if err != nil {
 				return failed(rep, err), nil
 			}
-			v, info, err := readTool(ctx, h, p, b.Tool, args)
+			v, info, err := readTool(ctx, h, p, b.Tool, args, req.Screen != "" && len(req.Document) == 0)
 			if err != nil {
 				return failed(rep, err), nil
 			}
@@ -246,14 +246,16 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 }
 
 // readTool runs a binding's tool as the user: only a read tool that is not userOnly (a binding
-// runs without a tap).
-func readTool(ctx context.Context, h *host.Host, p *plugin.Plugin, tool string, args map[string]any) (any, BindingInfo, error) {
+// runs without a tap), except that an installed plugin's screen (screen true), which the person
+// opened, may read with a userOnly read tool, as genui's validator allows (card-share's link for
+// its QR code).
+func readTool(ctx context.Context, h *host.Host, p *plugin.Plugin, tool string, args map[string]any, screen bool) (any, BindingInfo, error) {
 	t := p.Tool(tool)
 	if t == nil {
 		return nil, BindingInfo{}, bad("plugin %s has no tool %q", p.Manifest.ID, tool)
 	}
-	if t.Effect != plugin.EffectRead || t.UserOnly {
-		return nil, BindingInfo{}, bad("tool %s.%s: a binding reads with a read tool that is not userOnly", p.Manifest.ID, tool)
+	if t.Effect != plugin.EffectRead || (t.UserOnly && !screen) {
+		return nil, BindingInfo{}, bad("tool %s.%s: a binding reads with a read tool that is not userOnly (a plugin's screen may use a userOnly read tool)", p.Manifest.ID, tool)
 	}
 	input, err := expr.FromGo(plain(args))
 	if err != nil {

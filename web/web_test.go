@@ -17,6 +17,7 @@ import (
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
+	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/host/store"
 )
 
@@ -228,6 +229,46 @@ func TestDrawRoute(t *testing.T) {
 			status, body := post(tc.body, tc.hdr...)
 			if status != tc.status || !strings.Contains(body, tc.want) {
 				t.Errorf("%d %s; want %d with %q", status, body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// TestDrawUserOnlyBinding: a plugin's screen may read with a userOnly read tool (card-share's
+// link, for its QR code); a card bound to that tool, or an inline document naming it, may not.
+func TestDrawUserOnlyBinding(t *testing.T) {
+	t.Setenv("HARNESS_KEYRING", "off")
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := host.New(db, builtin.Option(builtin.All()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.InstallOfficial(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(h, api.Options{})
+	Routes(srv, h)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	for _, tc := range []struct{ name, body, want string }{
+		{"screen", `{"plugin":"card-share","screen":"main"}`, `"state":"ok"`},
+		{"card on the link tool", `{"tool":"card-share.link","document":{"ui":1,"kind":"widget","title":"x","description":"d","i18n":{"en":{"title":"x"}},"data":{"tool":{"source":"tool"}},"root":{"type":"QRCode","value":"${data.tool.link}"}}}`, `not userOnly`},
+		{"inline document", `{"plugin":"card-share","document":{"ui":1,"kind":"screen","title":"x","data":{"l":{"tool":"link"}},"root":{"type":"QRCode","value":"${data.l.link}"}}}`, `unknown tool \"link\"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Post(ts.URL+"/v1/ui/draw", "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), tc.want) {
+				t.Errorf("%d %s; want %q", resp.StatusCode, b, tc.want)
 			}
 		})
 	}

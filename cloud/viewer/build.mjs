@@ -16,8 +16,13 @@ const vectors = await esbuild.build({ ...common, entryPoints: ['test/vectors.mjs
 outputs.push(['testdata/vectors-check.mjs', vectors.outputFiles[0].text]);
 outputs.push(['dist/demo/view/index.html', readFileSync('src/view.html', 'utf8')]);
 outputs.push(['dist/demo/view/view.css', readFileSync('src/view.css', 'utf8')]);
+const cardShare = await esbuild.build({ ...common, entryPoints: ['src/card-share/view.js'], format: 'iife', platform: 'browser', minify: true, outfile: 'dist/card-share/view/view.js' });
+outputs.push(['dist/card-share/view/view.js', cardShare.outputFiles[0].text]);
+outputs.push(['dist/card-share/view/index.html', readFileSync('src/card-share/view.html', 'utf8')]);
+outputs.push(['dist/card-share/view/view.css', readFileSync('src/card-share/view.css', 'utf8')]);
 // The inputs' hashes, so a Go test (TestBuildIsFresh) notices sources edited without a rebuild.
-const inputs = ['build.mjs', 'package-lock.json', 'src/protocol.js', 'src/view.css', 'src/view.html', 'src/view.js', 'test/vectors.mjs'];
+const inputs = ['build.mjs', 'package-lock.json', 'src/protocol.js', 'src/share.js', 'src/view.css', 'src/view.html', 'src/view.js',
+  'src/card-share/view.css', 'src/card-share/view.html', 'src/card-share/view.js', 'test/vectors.mjs'];
 outputs.push(['testdata/sources.sha256', inputs.map((p) => `${createHash('sha256').update(readFileSync(p)).digest('hex')}  ${p}\n`).join('')]);
 
 let stale = 0;

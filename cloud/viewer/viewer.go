@@ -7,6 +7,10 @@
 // {plugin}/{page}/index.html plus that page's assets, e.g. demo/view/index.html,
 // demo/view/view.js and demo/view/view.css for /w/demo/view. The pages load no inline script or
 // style, so they run under the server's strict Content-Security-Policy.
+//
+// The pages: demo/view shows every frame it decrypts; card-share/view is the card-share
+// built-in's (seed 003 “# 插件指南”): the campus card payment code as a QR code, refreshed as
+// the owner sends fresh codes, with the share's countdown, removed when the share ends.
 package viewer
 
 import (

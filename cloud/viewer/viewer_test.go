@@ -14,8 +14,8 @@ import (
 
 func TestPages(t *testing.T) {
 	got := Pages()
-	if len(got) != 1 || got[0] != [2]string{"demo", "view"} {
-		t.Fatalf("Pages() = %v, want [[demo view]]", got)
+	if len(got) != 2 || got[0] != [2]string{"card-share", "view"} || got[1] != [2]string{"demo", "view"} {
+		t.Fatalf("Pages() = %v, want [[card-share view] [demo view]]", got)
 	}
 }
 
@@ -23,8 +23,14 @@ func TestPages(t *testing.T) {
 // inline script or style (the server's CSP forbids both), and that the bundle keeps the noble
 // licences.
 func TestPageAssets(t *testing.T) {
+	for _, pg := range Pages() {
+		t.Run(pg[0]+"/"+pg[1], func(t *testing.T) { pageAssets(t, pg[0]+"/"+pg[1]) })
+	}
+}
+
+func pageAssets(t *testing.T, dir string) {
 	fsys := FS()
-	html, err := fs.ReadFile(fsys, "demo/view/index.html")
+	html, err := fs.ReadFile(fsys, dir+"/index.html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,12 +39,12 @@ func TestPageAssets(t *testing.T) {
 		t.Fatalf("index.html references %d files, want 2 (view.js, view.css): %v", len(refs), refs)
 	}
 	for _, r := range refs {
-		name, ok := strings.CutPrefix(r[1], "/w/demo/view/")
+		name, ok := strings.CutPrefix(r[1], "/w/"+dir+"/")
 		if !ok {
-			t.Errorf("index.html loads %q, outside /w/demo/view/", r[1])
+			t.Errorf("index.html loads %q, outside /w/%s/", r[1], dir)
 			continue
 		}
-		if _, err := fs.Stat(fsys, "demo/view/"+name); err != nil {
+		if _, err := fs.Stat(fsys, dir+"/"+name); err != nil {
 			t.Errorf("index.html loads %q: %v", r[1], err)
 		}
 	}
@@ -47,7 +53,7 @@ func TestPageAssets(t *testing.T) {
 			t.Errorf("index.html contains %q, which a strict CSP blocks", bad)
 		}
 	}
-	js, err := fs.ReadFile(fsys, "demo/view/view.js")
+	js, err := fs.ReadFile(fsys, dir+"/view.js")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +62,9 @@ func TestPageAssets(t *testing.T) {
 			t.Errorf("view.js lacks %q", want)
 		}
 	}
-	for _, bad := range []string{"eval(", "new Function("} {
+	for _, bad := range []string{"eval(", "new Function(", ".innerHTML", "document.write"} {
 		if strings.Contains(string(js), bad) {
-			t.Errorf("view.js contains %q, which a strict CSP blocks", bad)
+			t.Errorf("view.js contains %q, which a strict CSP blocks or which writes markup", bad)
 		}
 	}
 }

@@ -71,7 +71,7 @@ func TestSmallOps(t *testing.T) {
 		{op: "files.pick", args: `{"types":[".pdf","image/*"],"multiple":true}`,
 			want: `{"status":"needs_input","fields":[{"name":"files","type":"array","source":"files","types":[".pdf","image/*"],"multiple":true}],"message":"请选择文件 / Pick files"}`},
 		{op: "files.pick", args: `{"types":["pdf"]}`, isErr: true, want: "ability files.pick: types[0]: want a MIME type such as image/* or an extension such as .pdf"},
-		{op: "cloud.call", args: `{"fn":"sync","input":{}}`, isErr: true, want: `ability cloud.call: cloud not configured: this host has no PKU harness Cloud client, so server functions cannot run (seed 004 "Server functions")`},
+		{op: "cloud.call", args: `{"fn":"sync","input":{}}`, isErr: true, want: "ability cloud.call: cloud not configured: no PKU harness Cloud provider is set, so server functions cannot run (Settings → Cloud, or `harness cloud use URL`)"},
 		{op: "cloud.call", args: `{}`, isErr: true, want: "ability cloud.call: fn is required"},
 		{op: "otp.code", effect: plugin.EffectRead, want: `null`},
 	})

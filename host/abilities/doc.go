@@ -18,7 +18,7 @@
 //	open.go       browser.open, campusPage.open (read): an open_url result
 //	client.go     files.pick, sms.awaitCode (read): a needs_input result
 //	verify.go     verify.treehole (read), verify.treeholeSendCode (write)
-//	cloud.go      cloud.call (read): "cloud not configured"
+//	cloud.go      cloud.call (read): a server function through host/cloud
 //
 // State lives in the host's SQLite database (package host/store,
 // migrations 100–199), so a CLI command and a running `harness serve` see

@@ -14,7 +14,7 @@ import (
 // Definitions returns the app's own built-in plugins, in the order the
 // settings page and the system prompt list them.
 func Definitions() []*Plugin {
-	return []*Plugin{Focus, Todos, Timetable, Schedule, Authenticator}
+	return []*Plugin{Focus, Todos, Timetable, Schedule, Authenticator, CardShare}
 }
 
 // All returns the app's own built-ins, compiled once per process. It

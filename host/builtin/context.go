@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/interp"
@@ -136,6 +137,26 @@ func (c *Context) Campus() interp.CampusClient {
 		return nil
 	}
 	return c.call.Campus
+}
+
+// Cloud returns the plugin's PKU harness Cloud handle (seed 003 "插件指南":
+// ctx.cloud): Store, OpenChannel/ResumeChannel (SecretLink, mailbox and kick
+// on the channel), Call and Status, each gated by the person's consent
+// (cloud.CodeConsentRequired until it is given) and by the manifest's Cloud
+// declaration. It is an error for a built-in whose manifest has no Cloud.
+func (c *Context) Cloud() (*cloud.Plugin, error) {
+	if c.Host == nil {
+		return nil, fmt.Errorf("cloud: %s: no host", c.Plugin)
+	}
+	b := c.Host.Builtin(c.Plugin)
+	if b == nil || b.Plugin == nil {
+		return nil, fmt.Errorf("cloud: %s: not a built-in plugin", c.Plugin)
+	}
+	d := cloud.DeclOf(b.Plugin.Manifest)
+	if d == nil {
+		return nil, fmt.Errorf("cloud: %s: the plugin declares no Cloud use (Plugin.Cloud is nil)", c.Plugin)
+	}
+	return cloud.For(c.Host.Store()).Plugin(d)
 }
 
 // KV is a built-in's own key-value storage: values are JSON, keys are

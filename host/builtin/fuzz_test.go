@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -87,6 +88,22 @@ func FuzzBuiltinCall(f *testing.F) {
 		_, err = e.h.Call(context.Background(), host.CallRequest{Actor: host.ActorUser, Plugin: tl[0], Tool: tl[1], Input: in})
 		if err != nil && strings.Contains(err.Error(), "internal error") {
 			t.Fatalf("%s.%s %s: %v", tl[0], tl[1], input, err)
+		}
+	})
+}
+
+// FuzzViewerHello: card-share takes a peer's frame as a hello only when it is exactly
+// {"t":"hello"} as JSON (any spacing), never panicking on what a viewer sends.
+func FuzzViewerHello(f *testing.F) {
+	for _, s := range []string{`{"t":"hello"}`, ` { "t" : "hello" } `, `{"t":"hello","code":"x"}`, `{"t":"Hello"}`, `{"t":["hello"]}`, `[]`, `null`, `{`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ok := viewerHello(json.RawMessage(s))
+		var m map[string]any
+		want := len(s) <= 256 && json.Unmarshal([]byte(s), &m) == nil && len(m) == 1 && m["t"] == "hello"
+		if ok && !want {
+			t.Fatalf("%q taken as a hello", s)
 		}
 	})
 }

@@ -1,10 +1,13 @@
 package campus
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +109,40 @@ func TestEncryptPassword(t *testing.T) {
 	if _, err := EncryptPassword("garbage", "x"); err == nil {
 		t.Error("garbage key accepted")
 	}
+}
+
+// replyClient answers every campus request with one body, as a card server might.
+type replyClient string
+
+func (r replyClient) Do(_ context.Context, _ string, req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(string(r))), Header: http.Header{}, Request: req}, nil
+}
+
+// FuzzCardReplies: any card reply gives a payer and a code or an error naming the card path,
+// never a panic; an accepted code is non-empty, trimmed and at most 512 bytes, and an accepted
+// payer has an account, a purse and a type.
+func FuzzCardReplies(f *testing.F) {
+	for _, s := range []string{
+		`{"code":200,"success":true,"data":{"barcode":["281234"]}}`,
+		`{"code":200,"success":true,"data":{"card":[{"account":100000,"name":"张三","lostflag":0,"freezeflag":0}]}}`,
+		`{"code":200,"success":true,"data":[{"name":"电子账户","payacc":"000","paytype":1}]}`,
+		`{"code":401,"success":false,"message":"登录已过期"}`, `{"code":"200","success":true,"data":null}`, `[]`, `{`, "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cc := replyClient(s)
+		code, err := CardPaymentCode(context.Background(), cc, CardPayer{Account: "1", PayAcc: "2", PayType: "3"})
+		if err != nil {
+			if !strings.Contains(err.Error(), "card ") {
+				t.Fatalf("error without the card path: %v", err)
+			}
+		} else if code == "" || len(code) > 512 || strings.TrimSpace(code) != code {
+			t.Fatalf("accepted code %q", code)
+		}
+		p, err := CardPayerOf(context.Background(), cc)
+		if err == nil && (p.Account == "" || p.PayAcc == "" || p.PayType == "") {
+			t.Fatalf("accepted payer %+v", p)
+		}
+	})
 }

@@ -3,6 +3,7 @@
 // the owner sends, decrypted here. The server only ever sees authKey and ciphertext (seed 003,
 // "分享链接与页面", "通道(对端)"). No inline script: the page works under the server's strict CSP.
 import { deriveShare, newPeerKeys, peerKey, open, seal, unb64u, b64u } from './protocol.js';
+import { readLink, api, connect } from './share.js';
 
 const MAX_SHOWN = 50;
 const $ = (id) => document.getElementById(id);
@@ -16,32 +17,6 @@ function setStatus(state, text) {
 
 function fail(text) {
   setStatus('error', text);
-}
-
-function readLink() {
-  const id = new URLSearchParams(location.search).get('c');
-  if (!id || !/^[A-Za-z0-9_-]{8,64}$/.test(id)) throw new Error('链接缺少通道编号 (?c=)');
-  const k = new URLSearchParams(location.hash.replace(/^#/, '')).get('k');
-  if (!k) throw new Error('链接缺少密钥 (#k=)');
-  return { id, k: unb64u(k, 'k') };
-}
-
-async function api(method, path, body) {
-  const res = await fetch(path, {
-    method,
-    headers: body ? { 'content-type': 'application/json' } : {},
-    body: body ? JSON.stringify(body) : undefined,
-    cache: 'no-store',
-    credentials: 'omit',
-  });
-  const json = await res.json().catch(() => null);
-  if (!res.ok) {
-    const code = json?.error?.code ?? String(res.status);
-    const err = new Error(`${code}: ${json?.error?.message ?? res.statusText}`);
-    err.code = code;
-    throw err;
-  }
-  return json;
 }
 
 function show(value) {
@@ -141,60 +116,11 @@ async function main() {
     return '';
   };
 
-  const wsURL = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}${base}/ws?t=${encodeURIComponent(joined.peerToken)}`;
-  if (typeof WebSocket === 'function') connectWS(wsURL, onFrame);
-  else connectSSE(base, joined.peerToken, onFrame);
-}
-
-// connectWS keeps one WebSocket open, reconnecting with exponential backoff and jitter unless
-// the channel was closed, this viewer kicked (4003) or replaced (4009).
-function connectWS(url, onFrame, attempt = 0) {
-  const ws = new WebSocket(url);
-  let stopped = false;
-  let ping;
-  const send = (f) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(f));
-  ws.onopen = () => {
-    attempt = 0;
-    ping = setInterval(() => send({ t: 'ping' }), 25000);
-  };
-  ws.onmessage = (ev) => {
-    let f;
-    try {
-      f = JSON.parse(ev.data);
-    } catch {
-      return;
-    }
-    if (onFrame(f, send) === 'stop') stopped = true;
-  };
-  ws.onclose = (ev) => {
-    clearInterval(ping);
-    if (stopped || ev.code === 4010) return;
-    if (ev.code === 4003) return setStatus('closed', CLOSED_TEXT.kicked);
-    if (ev.code === 4009) return setStatus('closed', '已在别处打开');
-    const delay = Math.min(30000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
-    setStatus('reconnecting', '连接断开,正在重连…');
-    setTimeout(() => connectWS(url, onFrame, attempt + 1), delay);
-  };
-}
-
-// connectSSE is the fallback for webviews without WebSocket: events in, POST /send out.
-function connectSSE(base, token, onFrame) {
-  const es = new EventSource(`${base}/events?t=${encodeURIComponent(token)}`);
-  const send = (f) =>
-    fetch(`${base}/send`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify(f),
-    }).catch(() => {});
-  es.onmessage = (ev) => {
-    let f;
-    try {
-      f = JSON.parse(ev.data);
-    } catch {
-      return;
-    }
-    if (onFrame(f, send) === 'stop') es.close();
-  };
+  connect(base, joined.peerToken, onFrame, (why) => {
+    if (why === 'kicked') setStatus('closed', CLOSED_TEXT.kicked);
+    else if (why === 'replaced') setStatus('closed', '已在别处打开');
+    else setStatus('reconnecting', '连接断开,正在重连…');
+  });
 }
 
 main().catch((e) => fail(`出错了:${e.message}`));

@@ -56,6 +56,11 @@ const (
 	ITSPassword2 = "Net-Passw0rd!"
 	// BalanceFen is the card balance queryCard reports: 123.45 yuan.
 	BalanceFen = 12345
+	// CardAccount is the card account queryCard reports; PayAcc and PayType name the purse
+	// codebarPayinfo lists, which batchGetBarCodeGet wants back (§8.2).
+	CardAccount = "100000"
+	PayAcc      = "000"
+	PayType     = "1"
 )
 
 // Names are the stand-in servers: IAAA, the portal, and each service.
@@ -93,6 +98,9 @@ type Stand struct {
 	ITSUser, ITSPassword string
 	// Now is the stand-in's clock; nil means time.Now.
 	Now func() time.Time
+	// PayCodes records, in order, every payment code batchGetBarCodeGet handed out; each call
+	// hands out a new one, as the card app's codes rotate (§8.2).
+	PayCodes []string
 
 	servers map[string]*httptest.Server
 	key     *rsa.PrivateKey
@@ -205,6 +213,16 @@ func rnd(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// rndDigits returns n random decimal digits.
+func rndDigits(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	for i := range b {
+		b[i] = '0' + b[i]%10
+	}
+	return string(b)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -462,7 +480,7 @@ func (s *Stand) card(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/berserker-app/ykt/tsm/queryCard":
 		ok(map[string]any{"card": []any{map[string]any{
-			"sno": User, "name": PersonName, "account": "100000", "cardname": "学生卡",
+			"sno": User, "name": PersonName, "account": CardAccount, "cardname": "学生卡",
 			"lostflag": 0, "freezeflag": 0, "expdate": "20340701", "elec_accamt": BalanceFen,
 			"accinfo": []any{map[string]any{"balance": BalanceFen, "name": "电子账户", "type": "000", "daycostamt": 1500, "daycostlimit": 30000}},
 		}}})
@@ -473,6 +491,17 @@ func (s *Stand) card(w http.ResponseWriter, r *http.Request) {
 		}, "total": 2, "current": 1, "pages": 1})
 	case "/berserker-search/statistics/turnover/count":
 		ok(map[string]any{"income": 10000, "expenses": 1250})
+	case "/berserker-app/ykt/tsm/codebarPayinfo":
+		ok([]any{map[string]any{"name": "电子账户", "elec_accamt": BalanceFen, "payacc": PayAcc, "paytype": PayType}})
+	case "/berserker-app/ykt/tsm/batchGetBarCodeGet":
+		q := r.URL.Query()
+		if q.Get("account") != CardAccount || q.Get("payacc") != PayAcc || q.Get("paytype") != PayType {
+			writeJSON(w, map[string]any{"code": 500, "success": false, "msg": "账户信息有误"})
+			return
+		}
+		code := fmt.Sprintf("28%04d%s", len(s.PayCodes)+1, rndDigits(12))
+		s.PayCodes = append(s.PayCodes, code)
+		ok(map[string]any{"barcode": []string{code}})
 	default:
 		http.NotFound(w, r)
 	}

@@ -1,0 +1,147 @@
+package cloud
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pkuinfo/harness/plugin"
+)
+
+// Decl is what a plugin's manifest says about its Cloud use (seed 003 "插件指南" §1): the
+// services of cloud.uses (plus functions when it has a `server:` section), e2e, optional, and
+// the disclosure lines.
+type Decl struct {
+	Plugin       string   `json:"plugin"`
+	Uses         []string `json:"uses"`
+	E2E          bool     `json:"e2e"`
+	Optional     bool     `json:"optional"`
+	DisclosureZh []string `json:"disclosureZh"`
+	DisclosureEn []string `json:"disclosureEn"`
+	Backend      string   `json:"backend,omitempty"` // an external backend URL, shown before consent
+}
+
+// DeclOf reads m's Cloud declaration; nil when m uses no Cloud.
+func DeclOf(m *plugin.Manifest) *Decl {
+	if m == nil || (m.Cloud == nil && m.Server == nil) {
+		return nil
+	}
+	d := &Decl{Plugin: m.ID, Uses: []string{}, DisclosureZh: []string{}, DisclosureEn: []string{}}
+	if c := m.Cloud; c != nil {
+		d.Uses = append(d.Uses, c.Uses...)
+		d.E2E, d.Optional, d.Backend = c.E2E, c.Optional, c.BackendURL
+		d.DisclosureZh = append(d.DisclosureZh, c.DisclosureZh...)
+		d.DisclosureEn = append(d.DisclosureEn, c.DisclosureEn...)
+	}
+	if m.Server != nil && !slices.Contains(d.Uses, "functions") {
+		d.Uses = append(d.Uses, "functions")
+	}
+	return d
+}
+
+// Consent is the record of a person allowing a plugin to use Cloud: the provider host it was
+// given for, when, and the declaration (disclosure, e2e, services) the person was shown.
+type Consent struct {
+	Plugin       string    `json:"plugin"`
+	Provider     string    `json:"provider"` // host[:port] of the provider
+	At           time.Time `json:"at"`
+	DisclosureZh []string  `json:"disclosureZh"`
+	DisclosureEn []string  `json:"disclosureEn"`
+	E2E          bool      `json:"e2e"`
+	Uses         []string  `json:"uses"`
+}
+
+// Allow records that the person allows d's plugin to use the current provider. It fails with
+// CodeUnavailable when no provider is set.
+func (m *Manager) Allow(ctx context.Context, d *Decl) (*Consent, error) {
+	if d == nil {
+		return nil, errors.New("cloud: this plugin declares no Cloud use")
+	}
+	base, err := m.Provider(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if base == "" {
+		return nil, errf(d.Plugin, CodeUnavailable, "no Cloud provider is set (Settings → Cloud, or `harness cloud use URL`)")
+	}
+	m.mu.Lock()
+	now := m.now()
+	m.mu.Unlock()
+	c := &Consent{Plugin: d.Plugin, Provider: hostOf(base), At: now.UTC().Truncate(time.Millisecond),
+		DisclosureZh: d.DisclosureZh, DisclosureEn: d.DisclosureEn, E2E: d.E2E, Uses: d.Uses}
+	disc, _ := json.Marshal(map[string][]string{"zh": c.DisclosureZh, "en": c.DisclosureEn})
+	uses, _ := json.Marshal(c.Uses)
+	_, err = m.db.SQL.ExecContext(ctx, `INSERT INTO cloud_consent (plugin, provider, at, disclosure, e2e, uses) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (plugin) DO UPDATE SET provider = excluded.provider, at = excluded.at, disclosure = excluded.disclosure, e2e = excluded.e2e, uses = excluded.uses`,
+		c.Plugin, c.Provider, c.At.UnixMilli(), string(disc), c.E2E, string(uses))
+	if err != nil {
+		return nil, fmt.Errorf("cloud: consent: %w", err)
+	}
+	return c, nil
+}
+
+// Revoke withdraws plugin's consent (the switch turned off); its calls fail with
+// CodeConsentRequired again. Revoking a plugin that had none is not an error.
+func (m *Manager) Revoke(ctx context.Context, plugin string) error {
+	_, err := m.db.SQL.ExecContext(ctx, `DELETE FROM cloud_consent WHERE plugin = ?`, plugin)
+	if err != nil {
+		return fmt.Errorf("cloud: consent: %w", err)
+	}
+	return nil
+}
+
+// ConsentOf returns plugin's consent record, nil when there is none (whatever provider it
+// names).
+func (m *Manager) ConsentOf(ctx context.Context, plugin string) (*Consent, error) {
+	var c Consent
+	var at int64
+	var disc, uses string
+	err := m.db.SQL.QueryRowContext(ctx, `SELECT plugin, provider, at, disclosure, e2e, uses FROM cloud_consent WHERE plugin = ?`, plugin).
+		Scan(&c.Plugin, &c.Provider, &at, &disc, &c.E2E, &uses)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cloud: consent: %w", err)
+	}
+	c.At = time.UnixMilli(at).UTC()
+	var d map[string][]string
+	if err := json.Unmarshal([]byte(disc), &d); err != nil {
+		return nil, fmt.Errorf("cloud: consent of %s: %w", plugin, err)
+	}
+	c.DisclosureZh, c.DisclosureEn = nonNil(d["zh"]), nonNil(d["en"])
+	if err := json.Unmarshal([]byte(uses), &c.Uses); err != nil {
+		return nil, fmt.Errorf("cloud: consent of %s: %w", plugin, err)
+	}
+	return &c, nil
+}
+
+// Consented reports whether plugin has a consent for the current provider that covers d:
+// given for this provider host, and for no fewer services than d uses now (a plugin update
+// that adds a service asks again).
+func (m *Manager) Consented(ctx context.Context, d *Decl) (bool, error) {
+	base, err := m.Provider(ctx)
+	if err != nil || base == "" || d == nil {
+		return false, err
+	}
+	c, err := m.ConsentOf(ctx, d.Plugin)
+	if err != nil || c == nil {
+		return false, err
+	}
+	if c.Provider != hostOf(base) {
+		return false, nil
+	}
+	for _, u := range d.Uses {
+		if !slices.Contains(c.Uses, u) {
+			return false, nil
+		}
+	}
+	if d.E2E != c.E2E && !d.E2E {
+		return false, nil // consented to end-to-end, now plaintext: ask again
+	}
+	return true, nil
+}

@@ -1,0 +1,167 @@
+package cloud
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/cloud/protocol"
+)
+
+// Plugin is one plugin's consent-gated Cloud handle (seed 003 "插件指南": ctx.cloud): every
+// method checks, in order, that a provider is set (CodeUnavailable), that the person allowed
+// this plugin (CodeConsentRequired), that its manifest lists the service
+// (CodeNotDeclared) and that the provider offers it (CodeUnavailable), and only then talks
+// to the provider with a token scoped to this plugin and its services.
+type Plugin struct {
+	m    *Manager
+	decl Decl
+	doc  *protocol.DocumentRef
+}
+
+// Plugin returns the handle of the plugin d declares. It does no I/O.
+func (m *Manager) Plugin(d *Decl) (*Plugin, error) {
+	if d == nil {
+		return nil, errors.New("cloud: this plugin declares no Cloud use (no cloud: section in its manifest)")
+	}
+	if !protocol.ValidPluginID(d.Plugin) {
+		return nil, fmt.Errorf("cloud: plugin %q: not a Cloud plugin id (^[a-z0-9][a-z0-9-]{1,63}$)", d.Plugin)
+	}
+	return &Plugin{m: m, decl: *d}, nil
+}
+
+// SetDocument records the consented document (install link and content hash) that tokens
+// with the functions service carry, so the provider runs only that version (seed 003
+// "服务端函数").
+func (p *Plugin) SetDocument(d protocol.DocumentRef) error {
+	if err := d.Validate(); err != nil {
+		return fmt.Errorf("cloud: plugin %s: %w", p.decl.Plugin, err)
+	}
+	p.doc = &d
+	return nil
+}
+
+// ID is the plugin id.
+func (p *Plugin) ID() string { return p.decl.Plugin }
+
+// Decl is the plugin's declaration.
+func (p *Plugin) Decl() Decl { return p.decl }
+
+// Status is status() of seed 003 "插件指南" §3: Provider is "official", "custom" or "off";
+// BaseURL the provider origin (omitted when off); Consented whether this plugin may use it;
+// Online whether the provider answers. Available is ctx.cloud.available: a provider is set,
+// the plugin is consented, the provider is online and offers every service the plugin uses;
+// Reason says why not.
+type Status struct {
+	Provider  string `json:"provider"`
+	BaseURL   string `json:"baseURL,omitempty"`
+	Consented bool   `json:"consented"`
+	Online    bool   `json:"online"`
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// Status reports the plugin's status(); it may probe the provider (GET /v1/meta) when it has
+// not been heard from for 15 s.
+func (p *Plugin) Status(ctx context.Context) Status {
+	return p.m.status(ctx, &p.decl)
+}
+
+func (m *Manager) status(ctx context.Context, d *Decl) Status {
+	base, err := m.Provider(ctx)
+	if err != nil {
+		return Status{Provider: "off", Reason: err.Error()}
+	}
+	if base == "" {
+		return Status{Provider: "off", Reason: "no Cloud provider is set"}
+	}
+	st := Status{Provider: "custom", BaseURL: base}
+	if OfficialURL != "" && base == OfficialURL {
+		st.Provider = "official"
+	}
+	if d != nil {
+		st.Consented, _ = m.Consented(ctx, d)
+	}
+	st.Online = m.Online(ctx)
+	switch {
+	case d != nil && !st.Consented:
+		st.Reason = "the person has not allowed this plugin to use Cloud"
+	case !st.Online:
+		st.Reason = "the provider cannot be reached"
+	}
+	if d != nil && st.Reason == "" {
+		if ok, why := m.Availability(ctx, d); !ok {
+			st.Reason = why
+		}
+	}
+	st.Available = st.Reason == ""
+	return st
+}
+
+// Availability reports whether the provider offers every service d uses (seed 003: a plugin
+// whose `uses` the provider does not offer is unavailable, with the reason). With no provider
+// or no meta known yet it is false with a reason.
+func (m *Manager) Availability(ctx context.Context, d *Decl) (bool, string) {
+	meta, err := m.KnownMeta(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	if meta == nil {
+		return false, "no Cloud provider is set"
+	}
+	if miss := missing(meta, d.Uses); len(miss) > 0 {
+		return false, fmt.Sprintf("%s does not offer %s", meta.Host, strings.Join(miss, ", "))
+	}
+	return true, ""
+}
+
+// gate checks a call to service and returns the plugin's client scope.
+func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, error) {
+	id := p.decl.Plugin
+	base, err := p.m.Provider(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if base == "" {
+		return nil, errf(id, CodeUnavailable, "no Cloud provider is set (Settings → Cloud, or `harness cloud use URL`)")
+	}
+	ok, err := p.m.Consented(ctx, &p.decl)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errf(id, CodeConsentRequired, "allow this plugin to use Cloud with %s first (Settings → Cloud, or `harness cloud consent %s on`)", hostOf(base), id)
+	}
+	if !slices.Contains(p.decl.Uses, service) {
+		return nil, errf(id, CodeNotDeclared, "the manifest's cloud.uses does not list %s", service)
+	}
+	if meta, _ := p.m.KnownMeta(ctx); meta != nil {
+		if miss := missing(meta, []string{service}); len(miss) > 0 {
+			return nil, errf(id, CodeUnavailable, "%s does not offer %s", meta.Host, service)
+		}
+	}
+	services := make([]string, 0, len(p.decl.Uses))
+	for _, u := range p.decl.Uses {
+		if s := wireService(u); protocol.ValidService(s) {
+			services = append(services, s)
+		}
+	}
+	return p.m.scope(ctx, id, services, p.doc)
+}
+
+// Call runs the plugin's server function fn with input (any JSON-able value) and returns its
+// output as JSON (seed 003 "服务端函数"; the `cloud.call` ability). It needs `functions` in the
+// plugin's uses (a `server:` section implies it). Offline it fails at once with CodeOffline:
+// a call is never queued.
+func (p *Plugin) Call(ctx context.Context, fn string, input any) (json.RawMessage, error) {
+	cp, err := p.gate(ctx, protocol.ServiceFunctions)
+	if err != nil {
+		return nil, err
+	}
+	out, err := cp.Call(ctx, fn, input)
+	return out, p.m.wrap(ctx, p.decl.Plugin, err)
+}
