@@ -46,6 +46,11 @@ const (
 // new one from the card.
 const helloThrottle = 3 * time.Second
 
+// consentPoll is how often a running share checks that card-share may still use Cloud with
+// the provider it was opened on: withdrawing the consent, turning Cloud off or switching
+// provider ends the share within this time (and no code is drawn or sent after it).
+const consentPoll = 500 * time.Millisecond
+
 // CardShareRefresh is how often a fresh payment code is sent while the viewer is online (the
 // card app's codes are short-lived; the relay allows 60 frames a minute). A share reads it when
 // it starts; tests shorten it.
@@ -251,12 +256,19 @@ func (s *cardShare) run(ctx context.Context) {
 	defer close(s.done)
 	tick := time.NewTicker(s.refresh)
 	defer tick.Stop()
+	poll := time.NewTicker(consentPoll)
+	defer poll.Stop()
 	events := s.ch.Events()
 	for {
 		select {
 		case <-ctx.Done():
 			s.end("stopped")
 			return
+		case <-poll.C:
+			if !s.allowed(ctx) {
+				s.revoked()
+				return
+			}
 		case ev, ok := <-events:
 			if !ok {
 				s.end("closed")
@@ -300,7 +312,7 @@ func (s *cardShare) run(ctx context.Context) {
 					s.mu.Unlock()
 					// A viewer sending hello after hello gets the last code again, not a new
 					// request to the card each time.
-					if recent && last != nil {
+					if recent && last != nil && s.allowed(ctx) {
 						if err := s.ch.Send(ctx, ev.PeerID, *last); err != nil {
 							slog.Debug("card-share: resend the code", "err", err)
 						}
@@ -321,6 +333,31 @@ func (s *cardShare) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// allowed reports whether card-share still has the person's Cloud consent for the provider
+// the share was opened on (a failed check counts as no: a payment code is money).
+func (s *cardShare) allowed(ctx context.Context) bool {
+	m := cloud.For(s.h.Store())
+	d := s.cp.Decl()
+	ok, err := m.Consented(ctx, &d)
+	if err != nil || !ok {
+		return false
+	}
+	base, err := m.Provider(ctx)
+	return err == nil && base == s.ch.Link().Origin()
+}
+
+// revoked ends the share because its consent is gone: the channel is closed on the provider it
+// was opened on (the viewer's page ends and the link is dead), which is the person's own
+// stopping of what they shared, then forgotten here.
+func (s *cardShare) revoked() {
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.ch.Close(cctx); err != nil {
+		slog.Debug("card-share: close the share after the consent was withdrawn", "err", err)
+	}
+	s.end("revoked")
 }
 
 // adoptPeer takes the channel's one seat as the viewer when none is known yet.
@@ -358,6 +395,10 @@ func (s *cardShare) sendCode(ctx context.Context) {
 	peer := s.peer
 	s.mu.Unlock()
 	if peer == "" {
+		return
+	}
+	// No card request and no code without the consent (the poll then ends the share).
+	if !s.allowed(ctx) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)

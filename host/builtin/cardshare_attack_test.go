@@ -1,0 +1,103 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/host/campus/campustest"
+)
+
+// joinShare starts a share as the person and joins it with the link tool's link, returning
+// the viewer once it has its first code.
+func joinShare(t *testing.T, r *shareRig) *client.Viewer {
+	t.Helper()
+	ctx := context.Background()
+	r.ok(t, "start", "")
+	var ln CardShareLink
+	if err := json.Unmarshal([]byte(r.ok(t, "link", "")), &ln); err != nil || !ln.Sharing {
+		t.Fatalf("link: %+v %v", ln, err)
+	}
+	link, err := client.ParseSecretLink(ln.Link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := client.Join(ctx, link, client.ViewerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Leave)
+	if err := v.Send(ctx, map[string]string{"t": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	nextCode(t, v, 10*time.Second)
+	return v
+}
+
+// waitClosed waits for the viewer to see the channel end, failing if more than one code (one
+// may have been on its way) arrives first.
+func waitClosed(t *testing.T, v *client.Viewer, within time.Duration) string {
+	t.Helper()
+	deadline := time.After(within)
+	codes := 0
+	for {
+		select {
+		case ev, ok := <-v.Events():
+			if !ok {
+				return "ended"
+			}
+			switch ev.Type {
+			case client.EventClosed:
+				return ev.Reason
+			case client.EventMessage:
+				if codes++; strings.Contains(string(ev.Msg), `"code"`) && codes > 1 {
+					t.Fatalf("a payment code after the share should have ended: %s", ev.Msg)
+				}
+			}
+		case <-deadline:
+			t.Fatalf("the share still runs %s later", within)
+		}
+	}
+}
+
+// TestCardShareRevokeEndsShare: withdrawing card-share's Cloud consent (the switch in Settings →
+// Cloud, `harness cloud consent card-share off`) while a share runs ends it at once: the
+// viewer's channel is closed, no further code is drawn from the card or sent, and status says
+// nothing is shared. Turning Cloud off (or switching provider) does the same.
+func TestCardShareRevokeEndsShare(t *testing.T) {
+	for _, how := range []string{"revoke", "off"} {
+		t.Run(how, func(t *testing.T) {
+			r := newShareRig(t, 300*time.Millisecond, true)
+			ctx := context.Background()
+			v := joinShare(t, r)
+			switch how {
+			case "revoke":
+				if err := r.m.Revoke(ctx, "card-share"); err != nil {
+					t.Fatal(err)
+				}
+			case "off":
+				if _, err := r.m.Use(ctx, "off"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var drawn int
+			r.stand.Set(func(s *campustest.Stand) { drawn = len(s.PayCodes) })
+			waitClosed(t, v, 5*time.Second)
+			time.Sleep(time.Second) // three refresh intervals
+			var after int
+			r.stand.Set(func(s *campustest.Stand) { after = len(s.PayCodes) })
+			if after > drawn+1 { // one draw may have been under way when consent went
+				t.Errorf("%d codes drawn from the card after the consent was withdrawn", after-drawn)
+			}
+			if got := r.ok(t, "status", ""); !strings.Contains(got, `"sharing":false`) {
+				t.Errorf("status after the consent was withdrawn: %s", got)
+			}
+			if got := r.ok(t, "link", ""); got != `{"sharing":false,"link":""}` {
+				t.Errorf("link after the consent was withdrawn: %s", got)
+			}
+		})
+	}
+}
