@@ -576,7 +576,7 @@ var CardShare = &Plugin{
 	Tools: []*Tool{
 		{Name: "start", Title: "分享付款码", Effect: plugin.EffectMoney, Run: Func(cardShareStart),
 			Description: "Start sharing the campus card payment code live with one person for 30 minutes through an end-to-end encrypted Cloud channel; the first person to open the link holds the only seat. The link is shown to the user only as a QR code on the card-share screen (result.screen); you never see it. Starting when a share runs returns that share."},
-		{Name: "extend", Title: "延长分享", Effect: plugin.EffectWrite, Run: Func(cardShareExtend),
+		{Name: "extend", Title: "延长分享", Effect: plugin.EffectMoney, Run: Func(cardShareExtend),
 			Description: fmt.Sprintf("Extend the running share by minutes (default 15); a share never has more than %d minutes left.", int(CardShareExtendMax/time.Minute))},
 		{Name: "stop", Title: "结束分享", Effect: plugin.EffectWrite, Run: Func(cardShareStop),
 			Description: "Stop sharing the payment code now: the viewer's page shows the share ended and no more codes are sent."},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/cloud/client"
+	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/campus/campustest"
 )
 
@@ -99,5 +100,33 @@ func TestCardShareRevokeEndsShare(t *testing.T) {
 				t.Errorf("link after the consent was withdrawn: %s", got)
 			}
 		})
+	}
+}
+
+// TestCardShareExtendAsks: extending a share keeps a payment code in someone else's hands
+// longer, so it is money like start: the assistant's extend waits for the person's answer and a
+// scheduled task (which the assistant may have created) cannot extend at all, or a share would
+// never end. The person's own tap extends, never past 30 minutes left, and minutes outside
+// 1–30 are refused.
+func TestCardShareExtendAsks(t *testing.T) {
+	r := newShareRig(t, time.Minute, true)
+	r.ok(t, "start", "")
+	if res, err := r.call(t, host.ActorAgent, "extend", `{"minutes":30}`); outcome(res, err) != "confirm" {
+		t.Errorf("the assistant's extend: %s %v", outcome(res, err), err)
+	}
+	if res, err := r.call(t, host.ActorScheduler, "extend", `{"minutes":30}`); outcome(res, err) != "refused" {
+		t.Errorf("a scheduled extend: %s %v", outcome(res, err), err)
+	}
+	for _, in := range []string{`{"minutes":-5}`, `{"minutes":31}`, `{"minutes":1e9}`, `{"minutes":1.5}`, `{"minutes":"30"}`} {
+		if res, err := r.call(t, host.ActorUser, "extend", in); err == nil {
+			t.Errorf("extend %s: %s", in, outcome(res, err))
+		}
+	}
+	var st CardShareStatus
+	if err := json.Unmarshal([]byte(r.ok(t, "extend", `{"minutes":30}`)), &st); err != nil || st.ExpiresAt == nil {
+		t.Fatalf("the person's extend: %v", err)
+	}
+	if left := time.Until(time.UnixMilli(*st.ExpiresAt)); left > CardShareExtendMax+time.Second {
+		t.Errorf("%s left after extend", left)
 	}
 }
