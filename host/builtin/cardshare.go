@@ -43,8 +43,9 @@ const (
 )
 
 // helloThrottle is how soon after a code a viewer's hello gets that code again rather than a
-// new one from the card.
-const helloThrottle = 3 * time.Second
+// new one from the card (and after a failed attempt, "paused" again rather than another
+// request to the card); tests shorten it.
+var helloThrottle = 3 * time.Second
 
 // consentPoll is how often a running share checks that card-share may still use Cloud with
 // the provider it was opened on: withdrawing the consent, turning Cloud off or switching
@@ -73,6 +74,7 @@ type cardShare struct {
 	online      bool
 	sent        int
 	refreshedAt time.Time
+	triedAt     time.Time // when a code was last asked of the card
 	lastErr     string
 	last        *cardCodeFrame // the last code sent, dropped when a code fails or the share ends
 	ended       string         // why the share ended; "" while it runs
@@ -320,13 +322,23 @@ func (s *cardShare) run(ctx context.Context) {
 				if s.isPeer(ev.PeerID) && viewerHello(ev.Msg) {
 					s.mu.Lock()
 					s.online = true
-					last, recent := s.last, s.h.Now().Sub(s.refreshedAt) < helloThrottle
+					now := s.h.Now()
+					last, recent := s.last, now.Sub(s.refreshedAt) < helloThrottle
+					failed := last == nil && !s.triedAt.IsZero() && now.Sub(s.triedAt) < helloThrottle
 					s.mu.Unlock()
 					// A viewer sending hello after hello gets the last code again, not a new
 					// request to the card each time.
 					if recent && last != nil && s.allowed(ctx) {
 						if err := s.ch.Send(ctx, ev.PeerID, *last); err != nil {
 							slog.Debug("card-share: resend the code", "err", err)
+						}
+						continue
+					}
+					// While the card fails, hello after hello is told "paused" again, not
+					// another request to the card service.
+					if failed && s.allowed(ctx) {
+						if err := s.ch.Send(ctx, ev.PeerID, cardPausedFrame{T: "paused", V: 1}); err != nil {
+							slog.Debug("card-share: paused frame", "err", err)
 						}
 						continue
 					}
@@ -413,6 +425,9 @@ func (s *cardShare) sendCode(ctx context.Context) {
 	if !s.allowed(ctx) {
 		return
 	}
+	s.mu.Lock()
+	s.triedAt = s.h.Now()
+	s.mu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	code, err := campus.CardPaymentCode(cctx, s.campus, s.payer)

@@ -130,3 +130,42 @@ func TestCardShareExtendAsks(t *testing.T) {
 		t.Errorf("%s left after extend", left)
 	}
 }
+
+// TestCardShareHelloFlood: the viewer's page may say hello as often as it likes (a script in
+// the friend's browser, a reconnect loop); while the card fails, a hello within 3 s of the last
+// attempt gets "paused" again rather than another request to the card service (which would
+// hammer the person's card account), as a hello after a good code gets that code again.
+func TestCardShareHelloFlood(t *testing.T) {
+	r := newShareRig(t, time.Hour, true)
+	ctx := context.Background()
+	old := helloThrottle
+	helloThrottle = time.Second
+	t.Cleanup(func() { helloThrottle = old })
+	v := joinShare(t, r)
+	r.stand.Expire("card")
+	time.Sleep(helloThrottle + 100*time.Millisecond) // the first code is no longer recent
+	before := r.stand.Count("card GET /berserker-app")
+	for range 20 {
+		if err := v.Send(ctx, map[string]string{"t": "hello"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused := 0
+	for deadline := time.After(helloThrottle / 2); ; {
+		select {
+		case ev := <-v.Events():
+			if ev.Type == client.EventMessage && strings.Contains(string(ev.Msg), `"paused"`) {
+				paused++
+			}
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	if paused == 0 {
+		t.Fatal("no paused frame for 20 hellos while the card fails")
+	}
+	if n := r.stand.Count("card GET /berserker-app") - before; n > 1 {
+		t.Errorf("20 hellos within a second sent %d requests to the card service", n)
+	}
+}
