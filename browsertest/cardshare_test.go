@@ -516,6 +516,11 @@ func TestCardShareViewerRejectsBadFrames(t *testing.T) {
 			t.Fatalf("after close the page shows %q", got)
 		}
 	}
+	// The seat (peer token and key) does not outlive the share in the tab, where another page
+	// of the same provider could read it.
+	if got := pageEval(`Object.keys(sessionStorage).filter((k) => k.startsWith('card-share:')).join(',')`); got != "" {
+		t.Errorf("after close sessionStorage still holds the seat: %s", got)
+	}
 	if p := con.problems(); len(p) > 0 {
 		t.Errorf("the page logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
 	}

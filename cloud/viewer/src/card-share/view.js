@@ -91,6 +91,7 @@ function closedText(reason) {
 function end(text) {
   state.over = true;
   hideCode();
+  dropSeat();
   $('expiry').textContent = '';
   setStatus('closed', text);
 }
@@ -143,6 +144,7 @@ function validCode(m) {
 }
 
 function showCode(m) {
+  if (state.over) return; // a code after the share ended here is not shown
   state.code = m.code;
   state.seq = m.seq;
   state.at = m.at;
@@ -227,6 +229,14 @@ function saveSeat(id, seat) {
       `card-share:${id}`,
       JSON.stringify({ peerToken: seat.peerToken, key: b64u(seat.key), meta: seat.meta, at: seat.at ?? 0, seq: seat.seq ?? 0 }),
     );
+  } catch {}
+}
+
+// dropSeat forgets this tab's seat once the share is over: the peer token and key must not
+// stay where another page of the same provider, opened later in this tab, could read them.
+function dropSeat() {
+  try {
+    if (seatID) sessionStorage.removeItem(`card-share:${seatID}`);
   } catch {}
 }
 
