@@ -279,7 +279,7 @@ func (s *cardShare) run(ctx context.Context) {
 			s.end("stopped")
 			return
 		case <-poll.C:
-			if !s.allowed(ctx) {
+			if ok, err := s.consented(ctx); err == nil && !ok {
 				s.revoked()
 				return
 			}
@@ -359,17 +359,25 @@ func (s *cardShare) run(ctx context.Context) {
 	}
 }
 
-// allowed reports whether card-share still has the person's Cloud consent for the provider
-// the share was opened on (a failed check counts as no: a payment code is money).
-func (s *cardShare) allowed(ctx context.Context) bool {
+// consented reports whether card-share still has the person's Cloud consent for the provider
+// the share was opened on; err is a failed check (the database closing with the host), which
+// is not a withdrawal: the share is left for a resume.
+func (s *cardShare) consented(ctx context.Context) (bool, error) {
 	m := cloud.For(s.h.Store())
 	d := s.cp.Decl()
 	ok, err := m.Consented(ctx, &d)
 	if err != nil || !ok {
-		return false
+		return false, err
 	}
 	base, err := m.Provider(ctx)
-	return err == nil && base == s.ch.Link().Origin()
+	return err == nil && base == s.ch.Link().Origin(), err
+}
+
+// allowed reports whether a code may be drawn and sent now: only with the consent checked (a
+// failed check counts as no: a payment code is money).
+func (s *cardShare) allowed(ctx context.Context) bool {
+	ok, err := s.consented(ctx)
+	return err == nil && ok
 }
 
 // revoked ends the share because its consent is gone: the channel is closed on the provider it

@@ -169,3 +169,26 @@ func TestCardShareHelloFlood(t *testing.T) {
 		t.Errorf("20 hellos within a second sent %d requests to the card service", n)
 	}
 }
+
+// TestCardShareSurvivesDatabaseClosing: the consent check failing (the host's database closing
+// as the host shuts down) is not a withdrawal: the share is not closed on the provider, so the
+// next run of the host can resume it with the same link.
+func TestCardShareSurvivesDatabaseClosing(t *testing.T) {
+	r := newShareRig(t, time.Hour, true)
+	v := joinShare(t, r)
+	if err := r.h.Store().Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(3 * consentPoll)
+	for {
+		select {
+		case ev, ok := <-v.Events():
+			if !ok || ev.Type == client.EventClosed {
+				t.Fatalf("the share was closed on the provider when the database closed (%s)", ev.Reason)
+			}
+			continue
+		case <-deadline:
+		}
+		break
+	}
+}
