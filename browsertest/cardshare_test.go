@@ -442,8 +442,14 @@ func TestCardShareViewerRejectsBadFrames(t *testing.T) {
 			t.Errorf("%s: the page shows %q, want %q", name, got, want)
 		}
 	}
+	// The sharer draws code n at t0 + n s, so a frame and its at go together as the sharer's do.
+	t0 := time.Now().UnixMilli()
 	code := func(seq any, c string) map[string]any {
-		return map[string]any{"t": "code", "v": 1, "code": c, "seq": seq, "at": time.Now().UnixMilli(), "refreshS": 30}
+		n, _ := seq.(int)
+		if n == 0 {
+			n = 6
+		}
+		return map[string]any{"t": "code", "v": 1, "code": c, "seq": seq, "at": t0 + int64(n)*1000, "refreshS": 30}
 	}
 	expect("a good code", code(5, "280011112222"), "5 280011112222")
 	expect("a replayed older code", code(4, "280099990000"), "5 280011112222")
@@ -469,6 +475,37 @@ func TestCardShareViewerRejectsBadFrames(t *testing.T) {
 	}
 	expect("paused", map[string]any{"t": "paused", "v": 1}, "hidden")
 	expect("a newer code after the pause", code(7, "280033334444"), "7 280033334444")
+	stale := code(8, "280055556666")
+	stale["at"] = t0 + 6500
+	expect("a higher seq drawn before the last code", stale, "7 280033334444")
+	// The sharer's host restarted and resumed the share: its seq starts again, its codes are newer.
+	restarted := code(1, "280077778888")
+	restarted["at"] = t0 + 20000
+	expect("code 1 of a resumed share", restarted, "1 280077778888")
+
+	// A reload resumes the seat from sessionStorage, and with it the order: the server replaying
+	// a code sent before the reload shows nothing, the last code again (the answer to the hello
+	// of the reload) shows, and so does the next.
+	if err := chromedp.Do(tab, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.After(30 * time.Second); ; {
+		select {
+		case ev := <-ch.Events():
+			if ev.Type != client.EventMessage || string(ev.Msg) != `{"t":"hello"}` {
+				continue
+			}
+		case <-deadline:
+			t.Fatalf("the reloaded page did not say hello\n%s", con.String())
+		}
+		break
+	}
+	handled = 0
+	expect("after a reload, a code sent before it", code(7, "280033334444"), "hidden")
+	expect("after a reload, the last code again", restarted, "1 280077778888")
+	next := code(2, "280099998888")
+	next["at"] = t0 + 50000
+	expect("after a reload, a newer code", next, "2 280099998888")
 	if err := ch.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -478,6 +515,11 @@ func TestCardShareViewerRejectsBadFrames(t *testing.T) {
 		} else if time.Now().After(end) {
 			t.Fatalf("after close the page shows %q", got)
 		}
+	}
+	// The seat (peer token and key) does not outlive the share in the tab, where another page
+	// of the same provider could read it.
+	if got := pageEval(`Object.keys(sessionStorage).filter((k) => k.startsWith('card-share:')).join(',')`); got != "" {
+		t.Errorf("after close sessionStorage still holds the seat: %s", got)
 	}
 	if p := con.problems(); len(p) > 0 {
 		t.Errorf("the page logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))

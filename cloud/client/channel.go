@@ -51,6 +51,7 @@ type Channel struct {
 	sock     *socket
 	cancel   context.CancelFunc
 	stop     <-chan struct{} // closed by Close and Disconnect: stop delivering events
+	maxPeers int             // the seats the channel has: the server cannot make the owner keep more
 
 	mu        sync.Mutex
 	expiresAt time.Time
@@ -90,7 +91,7 @@ func (p *Plugin) OpenChannel(ctx context.Context, opts OpenOptions) (*Channel, e
 	if err != nil {
 		return nil, fmt.Errorf("cloud channel: channel key: %w", err)
 	}
-	ch := &Channel{p: p, encKey: protocol.EncKey(k[:]), chanPriv: chanPriv, peers: map[string]*peerState{}}
+	ch := &Channel{p: p, encKey: protocol.EncKey(k[:]), chanPriv: chanPriv, peers: map[string]*peerState{}, maxPeers: int(maxPeers)}
 	meta := opts.Meta
 	if meta == nil {
 		meta = struct{}{}
@@ -178,7 +179,11 @@ func (ch *Channel) handle(data []byte) error {
 		known := ch.peers
 		ch.peers = make(map[string]*peerState, len(f.Peers))
 		ch.mu.Unlock()
-		for _, ps := range f.Peers {
+		for i, ps := range f.Peers {
+			if i >= ch.maxPeers {
+				emit(ch.events, ch.stop, Event{Type: EventError, PeerID: ps.PeerID, Err: fmt.Errorf("cloud channel: the server's hello lists more than the channel's %d seats", ch.maxPeers)})
+				break
+			}
 			st := known[ps.PeerID]
 			if st == nil || st.pub != ps.PeerPub {
 				if st, err = ch.newPeer(ps.PeerPub); err != nil {
@@ -193,6 +198,14 @@ func (ch *Channel) handle(data []byte) error {
 		}
 		emit(ch.events, ch.stop, Event{Type: EventConnected, ExpiresAt: time.UnixMilli(f.ExpiresAt)})
 	case protocol.FrameJoin:
+		ch.mu.Lock()
+		_, known := ch.peers[f.PeerID]
+		full := !known && len(ch.peers) >= ch.maxPeers
+		ch.mu.Unlock()
+		if full {
+			emit(ch.events, ch.stop, Event{Type: EventError, PeerID: f.PeerID, Err: fmt.Errorf("cloud channel: the server announced a join past the channel's %d seats", ch.maxPeers)})
+			return nil
+		}
 		st, err := ch.newPeer(f.PeerPub)
 		if err != nil {
 			emit(ch.events, ch.stop, Event{Type: EventError, PeerID: f.PeerID, Err: err})

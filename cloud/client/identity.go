@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -52,11 +53,28 @@ func (id *Identity) SignPub() string {
 // BoxPub is the X25519 public key as a Key32 string.
 func (id *Identity) BoxPub() string { return protocol.B64.EncodeToString(id.Box.PublicKey().Bytes()) }
 
-// String names the device without any key material.
-func (id *Identity) String() string { return "device " + id.DeviceID }
+// String names the device without any key material. It and the other printing methods below
+// have value receivers, so an Identity printed as a value (or inside a struct, a slice) is
+// covered as well as a pointer.
+func (id Identity) String() string { return "device " + id.DeviceID }
 
 // GoString is String, so %#v cannot print private keys either.
-func (id *Identity) GoString() string { return id.String() }
+func (id Identity) GoString() string { return id.String() }
+
+// Format writes String whatever the verb and flags (%x, %d and %q included), so no verb
+// reaches the key bytes.
+func (id Identity) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(id.String())) }
+
+// MarshalJSON encodes only the device id, {"deviceId": …}: a JSON log line or API reply
+// holding an Identity shows no key. MarshalBinary is the keystore's encoding.
+func (id Identity) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		DeviceID string `json:"deviceId"`
+	}{id.DeviceID})
+}
+
+// LogValue makes log/slog print String.
+func (id Identity) LogValue() slog.Value { return slog.StringValue(id.String()) }
 
 // identityFile is the persisted form (version 1): private keys as base64url seeds.
 type identityFile struct {

@@ -21,7 +21,12 @@ type ChannelState struct {
 	Secret    [protocol.ShareSecretSize]byte // the share secret k of the link
 	ChanPriv  [protocol.KeySize]byte         // the channel's X25519 private key
 	ExpiresAt time.Time                      // the expiry last heard
+	MaxPeers  int                            // the seats it was opened with; 0 unknown (MaxResumePeers)
 }
+
+// MaxResumePeers is how many viewers a resumed channel whose state does not say its maxPeers
+// keeps at most (a state saved before the field existed).
+const MaxResumePeers = 64
 
 const redactedState = "[channel state]"
 
@@ -43,12 +48,13 @@ type channelStateFile struct {
 	K         string `json:"k"`
 	ChanPriv  string `json:"chanPriv"`
 	ExpiresAt int64  `json:"expiresAt"`
+	MaxPeers  int    `json:"maxPeers,omitempty"`
 }
 
 // MarshalBinary encodes the state, keys included (version 1, JSON).
 func (s ChannelState) MarshalBinary() ([]byte, error) {
 	return json.Marshal(channelStateFile{V: 1, ID: s.ID, K: protocol.B64.EncodeToString(s.Secret[:]),
-		ChanPriv: protocol.B64.EncodeToString(s.ChanPriv[:]), ExpiresAt: s.ExpiresAt.UnixMilli()})
+		ChanPriv: protocol.B64.EncodeToString(s.ChanPriv[:]), ExpiresAt: s.ExpiresAt.UnixMilli(), MaxPeers: s.MaxPeers})
 }
 
 // UnmarshalBinary decodes what MarshalBinary wrote; an error names the bad field.
@@ -71,7 +77,10 @@ func (s *ChannelState) UnmarshalBinary(data []byte) error {
 	if err != nil || len(priv) != protocol.KeySize {
 		return errors.New("channel state: chanPriv: want 32 bytes base64url")
 	}
-	s.ID, s.ExpiresAt = f.ID, time.UnixMilli(f.ExpiresAt)
+	if f.MaxPeers < 0 {
+		return errors.New("channel state: maxPeers: negative")
+	}
+	s.ID, s.ExpiresAt, s.MaxPeers = f.ID, time.UnixMilli(f.ExpiresAt), f.MaxPeers
 	copy(s.Secret[:], k)
 	copy(s.ChanPriv[:], priv)
 	return nil
@@ -79,7 +88,7 @@ func (s *ChannelState) UnmarshalBinary(data []byte) error {
 
 // State returns what ResumeChannel needs to take the channel over after a restart.
 func (ch *Channel) State() ChannelState {
-	s := ChannelState{ID: ch.id, ExpiresAt: ch.ExpiresAt()}
+	s := ChannelState{ID: ch.id, ExpiresAt: ch.ExpiresAt(), MaxPeers: ch.maxPeers}
 	copy(s.Secret[:], ch.link.secret())
 	copy(s.ChanPriv[:], ch.chanPriv.Bytes())
 	return s
@@ -100,8 +109,12 @@ func (p *Plugin) ResumeChannel(ctx context.Context, st ChannelState, eventBuffer
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	maxPeers := st.MaxPeers
+	if maxPeers <= 0 {
+		maxPeers = MaxResumePeers
+	}
 	ch := &Channel{p: p, id: st.ID, encKey: protocol.EncKey(st.Secret[:]), chanPriv: priv,
-		peers: map[string]*peerState{}, expiresAt: st.ExpiresAt}
+		peers: map[string]*peerState{}, expiresAt: st.ExpiresAt, maxPeers: maxPeers}
 	ch.link = newSecretLink(p.c.origin, st.ID, st.Secret[:])
 	if eventBuffer <= 0 {
 		eventBuffer = 64

@@ -43,8 +43,14 @@ const (
 )
 
 // helloThrottle is how soon after a code a viewer's hello gets that code again rather than a
-// new one from the card.
-const helloThrottle = 3 * time.Second
+// new one from the card (and after a failed attempt, "paused" again rather than another
+// request to the card); tests shorten it.
+var helloThrottle = 3 * time.Second
+
+// consentPoll is how often a running share checks that card-share may still use Cloud with
+// the provider it was opened on: withdrawing the consent, turning Cloud off or switching
+// provider ends the share within this time (and no code is drawn or sent after it).
+const consentPoll = 500 * time.Millisecond
 
 // CardShareRefresh is how often a fresh payment code is sent while the viewer is online (the
 // card app's codes are short-lived; the relay allows 60 frames a minute). A share reads it when
@@ -68,6 +74,7 @@ type cardShare struct {
 	online      bool
 	sent        int
 	refreshedAt time.Time
+	triedAt     time.Time // when a code was last asked of the card
 	lastErr     string
 	last        *cardCodeFrame // the last code sent, dropped when a code fails or the share ends
 	ended       string         // why the share ended; "" while it runs
@@ -140,8 +147,20 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	if err != nil {
 		return CardShareStatus{}, Errorf("%v", err)
 	}
+	// The consent before anything that talks to the provider (Status may probe it).
+	const where = "(Settings → Cloud, or harness cloud use URL and harness cloud consent card-share on)"
+	m, d := cloud.For(c.Host.Store()), cp.Decl()
+	if ok, err := m.Consented(c, &d); err != nil {
+		return CardShareStatus{}, Errorf("Cloud: %v", err)
+	} else if !ok {
+		why := "the person has not allowed this plugin to use Cloud"
+		if base, _ := m.Provider(c); base == "" {
+			why = "no Cloud provider is set"
+		}
+		return CardShareStatus{}, Errorf("Cloud is not available to card-share: %s %s", why, where)
+	}
 	if st := cp.Status(c); !st.Available {
-		return CardShareStatus{}, Errorf("Cloud is not available to card-share: %s (Settings → Cloud, or harness cloud use URL and harness cloud consent card-share on)", st.Reason)
+		return CardShareStatus{}, Errorf("Cloud is not available to card-share: %s %s", st.Reason, where)
 	}
 	cc := c.Campus()
 	if cc == nil {
@@ -251,12 +270,19 @@ func (s *cardShare) run(ctx context.Context) {
 	defer close(s.done)
 	tick := time.NewTicker(s.refresh)
 	defer tick.Stop()
+	poll := time.NewTicker(consentPoll)
+	defer poll.Stop()
 	events := s.ch.Events()
 	for {
 		select {
 		case <-ctx.Done():
 			s.end("stopped")
 			return
+		case <-poll.C:
+			if ok, err := s.consented(ctx); err == nil && !ok {
+				s.revoked()
+				return
+			}
 		case ev, ok := <-events:
 			if !ok {
 				s.end("closed")
@@ -296,13 +322,23 @@ func (s *cardShare) run(ctx context.Context) {
 				if s.isPeer(ev.PeerID) && viewerHello(ev.Msg) {
 					s.mu.Lock()
 					s.online = true
-					last, recent := s.last, s.h.Now().Sub(s.refreshedAt) < helloThrottle
+					now := s.h.Now()
+					last, recent := s.last, now.Sub(s.refreshedAt) < helloThrottle
+					failed := last == nil && !s.triedAt.IsZero() && now.Sub(s.triedAt) < helloThrottle
 					s.mu.Unlock()
 					// A viewer sending hello after hello gets the last code again, not a new
 					// request to the card each time.
-					if recent && last != nil {
+					if recent && last != nil && s.allowed(ctx) {
 						if err := s.ch.Send(ctx, ev.PeerID, *last); err != nil {
 							slog.Debug("card-share: resend the code", "err", err)
+						}
+						continue
+					}
+					// While the card fails, hello after hello is told "paused" again, not
+					// another request to the card service.
+					if failed && s.allowed(ctx) {
+						if err := s.ch.Send(ctx, ev.PeerID, cardPausedFrame{T: "paused", V: 1}); err != nil {
+							slog.Debug("card-share: paused frame", "err", err)
 						}
 						continue
 					}
@@ -321,6 +357,39 @@ func (s *cardShare) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// consented reports whether card-share still has the person's Cloud consent for the provider
+// the share was opened on; err is a failed check (the database closing with the host), which
+// is not a withdrawal: the share is left for a resume.
+func (s *cardShare) consented(ctx context.Context) (bool, error) {
+	m := cloud.For(s.h.Store())
+	d := s.cp.Decl()
+	ok, err := m.Consented(ctx, &d)
+	if err != nil || !ok {
+		return false, err
+	}
+	base, err := m.Provider(ctx)
+	return err == nil && base == s.ch.Link().Origin(), err
+}
+
+// allowed reports whether a code may be drawn and sent now: only with the consent checked (a
+// failed check counts as no: a payment code is money).
+func (s *cardShare) allowed(ctx context.Context) bool {
+	ok, err := s.consented(ctx)
+	return err == nil && ok
+}
+
+// revoked ends the share because its consent is gone: the channel is closed on the provider it
+// was opened on (the viewer's page ends and the link is dead), which is the person's own
+// stopping of what they shared, then forgotten here.
+func (s *cardShare) revoked() {
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.ch.Close(cctx); err != nil {
+		slog.Debug("card-share: close the share after the consent was withdrawn", "err", err)
+	}
+	s.end("revoked")
 }
 
 // adoptPeer takes the channel's one seat as the viewer when none is known yet.
@@ -360,6 +429,13 @@ func (s *cardShare) sendCode(ctx context.Context) {
 	if peer == "" {
 		return
 	}
+	// No card request and no code without the consent (the poll then ends the share).
+	if !s.allowed(ctx) {
+		return
+	}
+	s.mu.Lock()
+	s.triedAt = s.h.Now()
+	s.mu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	code, err := campus.CardPaymentCode(cctx, s.campus, s.payer)
@@ -535,7 +611,7 @@ var CardShare = &Plugin{
 	Tools: []*Tool{
 		{Name: "start", Title: "分享付款码", Effect: plugin.EffectMoney, Run: Func(cardShareStart),
 			Description: "Start sharing the campus card payment code live with one person for 30 minutes through an end-to-end encrypted Cloud channel; the first person to open the link holds the only seat. The link is shown to the user only as a QR code on the card-share screen (result.screen); you never see it. Starting when a share runs returns that share."},
-		{Name: "extend", Title: "延长分享", Effect: plugin.EffectWrite, Run: Func(cardShareExtend),
+		{Name: "extend", Title: "延长分享", Effect: plugin.EffectMoney, Run: Func(cardShareExtend),
 			Description: fmt.Sprintf("Extend the running share by minutes (default 15); a share never has more than %d minutes left.", int(CardShareExtendMax/time.Minute))},
 		{Name: "stop", Title: "结束分享", Effect: plugin.EffectWrite, Run: Func(cardShareStop),
 			Description: "Stop sharing the payment code now: the viewer's page shows the share ended and no more codes are sent."},

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,6 +54,8 @@ type shareRig struct {
 	stand *campustest.Stand
 	cloud string
 	log   *syncBuffer
+	// requests counts every request the Cloud server was sent.
+	requests atomic.Int64
 }
 
 func newShareRig(t testing.TB, refresh time.Duration, consent bool) *shareRig {
@@ -83,7 +87,11 @@ func newShareRig(t testing.TB, refresh time.Duration, consent bool) *shareRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	hs := httptest.NewServer(srv)
+	rig := &shareRig{stand: stand, log: logs}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rig.requests.Add(1)
+		srv.ServeHTTP(w, req)
+	}))
 	t.Cleanup(hs.Close)
 
 	db, err := store.Open(ctx, t.TempDir())
@@ -115,7 +123,9 @@ func newShareRig(t testing.TB, refresh time.Duration, consent bool) *shareRig {
 			<-s.done
 		}
 	})
-	return &shareRig{h: h, m: m, stand: stand, cloud: hs.URL, log: logs}
+	rig.h, rig.m, rig.cloud = h, m, hs.URL
+	rig.requests.Store(0) // setting the provider checked it
+	return rig
 }
 
 func (r *shareRig) call(t *testing.T, actor host.Actor, tool, input string) (*host.CallResult, error) {
@@ -374,12 +384,18 @@ func TestCardShareRefusals(t *testing.T) {
 func TestCardShareConsent(t *testing.T) {
 	r := newShareRig(t, time.Minute, false)
 	ctx := context.Background()
+	// The provider was last heard from long ago, so a status would probe it.
+	r.m.SetClock(func() time.Time { return time.Now().Add(time.Minute) })
 	_, err := r.call(t, host.ActorUser, "start", "")
 	if err == nil || !strings.Contains(err.Error(), "has not allowed this plugin to use Cloud") || !strings.Contains(err.Error(), "harness cloud consent card-share on") {
 		t.Fatalf("start before consent: %v", err)
 	}
 	if n := r.stand.Count("card GET /berserker-app"); n != 0 || activeShare(r.h) != nil {
 		t.Fatalf("before consent: %d card requests, share %v", n, activeShare(r.h))
+	}
+	// Not even an anonymous GET /v1/meta goes to the provider before the person allows it.
+	if n := r.requests.Load(); n != 0 {
+		t.Fatalf("before consent start sent %d requests to the Cloud provider", n)
 	}
 	if _, err := r.m.Allow(ctx, cloud.DeclOf(Of(r.h, "card-share").Plugin.Manifest)); err != nil {
 		t.Fatal(err)

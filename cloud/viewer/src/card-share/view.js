@@ -61,6 +61,9 @@ const TEXT = {
 }[lang];
 
 const state = { expiresAt: 0, code: null, seq: 0, at: 0, refreshS: 30, receivedAt: 0, over: false, wake: null };
+// seat and seatID are this tab's claim once it holds one (see loadSeat).
+let seat = null;
+let seatID = '';
 
 function setStatus(s, text) {
   const el = $('status');
@@ -79,9 +82,16 @@ function hideCode() {
   releaseWake();
 }
 
+// closedText says why the share ended; a reason the page does not know (the server's word,
+// "__proto__" included) is just "ended".
+function closedText(reason) {
+  return typeof reason === 'string' && Object.hasOwn(TEXT.closed, reason) ? TEXT.closed[reason] : TEXT.gone;
+}
+
 function end(text) {
   state.over = true;
   hideCode();
+  dropSeat();
   $('expiry').textContent = '';
   setStatus('closed', text);
 }
@@ -116,22 +126,36 @@ function drawQR(text) {
   $('qr').replaceChildren(svg);
 }
 
-// validCode accepts only the card-share code frame, version 1, newer than the last one.
+// validCode accepts only the card-share code frame, version 1, newer than the last one: drawn
+// later (at), or at the same time with a higher seq. The order is by at first because the
+// sharer's seq starts again at 1 when its host restarts and resumes the share, while a frame the
+// server replays keeps the at it was drawn with. The last code again (the sharer's answer to a
+// reload's hello) is shown when no code is.
 function validCode(m) {
-  return (
-    m && typeof m === 'object' && m.t === 'code' && m.v === 1 &&
-    typeof m.code === 'string' && m.code.length > 0 && m.code.length <= 512 && /^[\x21-\x7e]+$/.test(m.code) &&
-    Number.isSafeInteger(m.seq) && m.seq > state.seq &&
-    Number.isFinite(m.at) && Number.isSafeInteger(m.refreshS) && m.refreshS >= 1 && m.refreshS <= 3600
-  );
+  if (
+    !(m && typeof m === 'object' && m.t === 'code' && m.v === 1 &&
+      typeof m.code === 'string' && m.code.length > 0 && m.code.length <= 512 && /^[\x21-\x7e]+$/.test(m.code) &&
+      Number.isSafeInteger(m.seq) && m.seq >= 1 && Number.isSafeInteger(m.at) && m.at > 0 &&
+      Number.isSafeInteger(m.refreshS) && m.refreshS >= 1 && m.refreshS <= 3600)
+  )
+    return false;
+  if (m.at !== state.at) return m.at > state.at;
+  return m.seq > state.seq || (m.seq === state.seq && !state.code);
 }
 
 function showCode(m) {
+  if (state.over) return; // a code after the share ended here is not shown
   state.code = m.code;
   state.seq = m.seq;
   state.at = m.at;
   state.refreshS = m.refreshS;
   state.receivedAt = Date.now();
+  if (seat) {
+    // A reload of this tab must not take an older frame again: the order goes with the seat.
+    seat.at = m.at;
+    seat.seq = m.seq;
+    saveSeat(seatID, seat);
+  }
   drawQR(m.code);
   $('code').textContent = m.code.replace(/(.{4})(?=.)/g, '$1 ');
   const card = $('card');
@@ -187,14 +211,32 @@ function releaseWake() {
 function loadSeat(id) {
   try {
     const s = JSON.parse(sessionStorage.getItem(`card-share:${id}`) ?? 'null');
-    if (s && typeof s.peerToken === 'string' && typeof s.key === 'string') return { peerToken: s.peerToken, key: unb64u(s.key, 'key'), meta: s.meta };
+    if (s && typeof s.peerToken === 'string' && typeof s.key === 'string')
+      return {
+        peerToken: s.peerToken,
+        key: unb64u(s.key, 'key'),
+        meta: s.meta,
+        at: Number.isSafeInteger(s.at) ? s.at : 0,
+        seq: Number.isSafeInteger(s.seq) ? s.seq : 0,
+      };
   } catch {}
   return null;
 }
 
 function saveSeat(id, seat) {
   try {
-    sessionStorage.setItem(`card-share:${id}`, JSON.stringify({ peerToken: seat.peerToken, key: b64u(seat.key), meta: seat.meta }));
+    sessionStorage.setItem(
+      `card-share:${id}`,
+      JSON.stringify({ peerToken: seat.peerToken, key: b64u(seat.key), meta: seat.meta, at: seat.at ?? 0, seq: seat.seq ?? 0 }),
+    );
+  } catch {}
+}
+
+// dropSeat forgets this tab's seat once the share is over: the peer token and key must not
+// stay where another page of the same provider, opened later in this tab, could read them.
+function dropSeat() {
+  try {
+    if (seatID) sessionStorage.removeItem(`card-share:${seatID}`);
   } catch {}
 }
 
@@ -212,13 +254,18 @@ async function main() {
 
   const id = new URLSearchParams(location.search).get('c') ?? '';
   const hasKey = /(^#|&)k=/.test(location.hash);
-  let seat = hasKey ? null : loadSeat(id);
+  seat = hasKey ? null : loadSeat(id);
+  seatID = id;
+  if (seat) {
+    state.at = seat.at;
+    state.seq = seat.seq;
+  }
   const base = `/v1/c/${encodeURIComponent(id)}`;
   if (!seat) {
     const link = readLink({ id: TEXT.noID, k: TEXT.noKey });
     const { authKey, encKey } = deriveShare(link.k);
     const info = await api('GET', `/v1/c/${encodeURIComponent(link.id)}`);
-    if (info.status !== 'open') return end(TEXT.closed[info.status] ?? TEXT.gone);
+    if (info.status !== 'open') return end(closedText(info.status));
     let meta;
     try {
       meta = open(encKey, info.meta);
@@ -240,13 +287,14 @@ async function main() {
       if (e.code === 'gone') return end(TEXT.gone);
       throw e;
     }
-    seat = { peerToken: joined.peerToken, key, meta };
+    seat = { peerToken: joined.peerToken, key, meta, at: 0, seq: 0 };
+    seatID = link.id;
     saveSeat(link.id, seat);
     // The seat is ours: the key need not stay in the address bar or the history.
     history.replaceState(null, '', location.pathname + location.search);
   } else {
     const info = await api('GET', base);
-    if (info.status !== 'open') return end(TEXT.closed[info.status] ?? TEXT.gone);
+    if (info.status !== 'open') return end(closedText(info.status));
     showMeta(seat.meta);
   }
   setInterval(tick, 1000);
@@ -290,7 +338,7 @@ async function main() {
         break;
       }
       case 'closed':
-        end(TEXT.closed[f.reason] ?? TEXT.gone);
+        end(closedText(f.reason));
         return 'stop';
     }
     return '';
