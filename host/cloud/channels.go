@@ -26,7 +26,7 @@ func (p *Plugin) OpenChannel(ctx context.Context, opts client.OpenOptions) (*cli
 		ch.Disconnect()
 		return nil, err
 	}
-	p.m.track(ch)
+	p.m.track(p.decl.Plugin, ch)
 	return ch, nil
 }
 
@@ -103,7 +103,7 @@ func (p *Plugin) ResumeChannel(ctx context.Context, id string, eventBuffer int) 
 	if err = p.m.wrap(ctx, p.decl.Plugin, err); err != nil {
 		return nil, err
 	}
-	p.m.track(ch)
+	p.m.track(p.decl.Plugin, ch)
 	return ch, nil
 }
 
@@ -123,19 +123,55 @@ func (p *Plugin) ForgetChannel(ctx context.Context, id string) error {
 		return err
 	}
 	p.m.untrack(id)
-	return p.m.setSecret(ctx, channelName(base, p.decl.Plugin, id), nil)
+	if err := p.m.setSecret(ctx, channelName(base, p.decl.Plugin, id), nil); err != nil {
+		return err
+	}
+	// The keys saved while another provider was in use (before a switch or `use off`) go too.
+	return p.m.forgetChannelEverywhere(ctx, p.decl.Plugin, id)
 }
 
-func (m *Manager) track(ch *client.Channel) {
+func (m *Manager) track(plugin string, ch *client.Channel) {
 	m.mu.Lock()
 	m.channels[ch.ID()] = ch
+	if m.chanOf == nil {
+		m.chanOf = map[string]string{}
+	}
+	m.chanOf[ch.ID()] = plugin
 	m.mu.Unlock()
 }
 
 func (m *Manager) untrack(id string) {
 	m.mu.Lock()
 	delete(m.channels, id)
+	delete(m.chanOf, id)
 	m.mu.Unlock()
+}
+
+// takeChannels removes from the open channels those of plugin (every plugin's when plugin is
+// "") and returns them.
+func (m *Manager) takeChannels(plugin string) []*client.Channel {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*client.Channel
+	for id, ch := range m.channels {
+		if plugin == "" || m.chanOf[id] == plugin {
+			out = append(out, ch)
+			delete(m.channels, id)
+			delete(m.chanOf, id)
+		}
+	}
+	return out
+}
+
+// endChannels closes each channel on its provider (bounded by closeTimeout, best effort: the
+// provider may be gone) and disconnects it, so nothing more is relayed.
+func endChannels(ctx context.Context, chs []*client.Channel) {
+	for _, ch := range chs {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		_ = ch.Close(cctx)
+		cancel()
+		ch.Disconnect()
+	}
 }
 
 // closeTimeout bounds closing one channel while its plugin's data is cleared.

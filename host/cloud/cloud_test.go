@@ -631,3 +631,103 @@ func TestConsentCoversTheDocumentVersion(t *testing.T) {
 		t.Fatalf("call of the new version = %s, %v", out, err)
 	}
 }
+
+// Withdrawing consent ends the plugin's open channels at once (the viewer sees the end, and
+// nothing more is relayed); turning Cloud off ends every channel.
+func TestRevokeEndsChannels(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	open := func(plugin string) (*client.Channel, *client.Viewer) {
+		t.Helper()
+		d := storeDecl(plugin, true, "channels")
+		if _, err := m.Allow(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := m.Plugin(d)
+		ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: 30 * time.Minute, MaxPeers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(ch.Disconnect)
+		waitFor(t, ch.Events(), client.EventConnected)
+		v, err := client.Join(ctx, ch.Link(), client.ViewerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(v.Leave)
+		waitFor(t, ch.Events(), client.EventJoin)
+		for !waitFor(t, ch.Events(), client.EventPeer).Online {
+		}
+		return ch, v
+	}
+	shareCh, shareV := open("card-share")
+	otherCh, otherV := open("other")
+	if err := m.Revoke(ctx, "card-share"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, shareV.Events(), client.EventClosed)
+	if err := shareCh.Send(ctx, "*", map[string]any{"code": "after revoke"}); err == nil {
+		t.Error("a channel of a plugin whose consent was withdrawn still sends")
+	}
+	// The other plugin's channel goes on.
+	if err := otherCh.Send(ctx, "*", map[string]any{"n": 1}); err != nil {
+		t.Fatalf("the other plugin's channel: %v", err)
+	}
+	waitFor(t, otherV.Events(), client.EventMessage)
+	if _, err := m.Use(ctx, "off"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, otherV.Events(), client.EventClosed)
+}
+
+// Asking the status of a plugin the person has not allowed sends nothing to the provider, not
+// even an anonymous probe of GET /v1/meta.
+func TestStatusBeforeConsentAsksNothing(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false)
+	m, _ := newManager(t)
+	clock := time.Now()
+	m.SetClock(func() time.Time { return clock })
+	mustUse(t, m, pr.URL)
+	clock = clock.Add(time.Hour) // past the probe interval
+	before := pr.count("GET /v1/meta")
+	p, _ := m.Plugin(storeDecl("notes", true, "store"))
+	st := p.Status(ctx)
+	if st.Consented || st.Why != WhyConsent {
+		t.Fatalf("status = %+v", st)
+	}
+	if n := pr.count("GET /v1/meta"); n != before {
+		t.Errorf("status before consent probed the provider (%d → %d GET /v1/meta)", before, n)
+	}
+}
+
+// Forgetting a channel after the provider changed deletes the keys saved under the old one.
+func TestForgetChannelAfterProviderSwitch(t *testing.T) {
+	ctx := context.Background()
+	pr, pr2 := newProvider(t, false), newProvider(t, false)
+	m, db := newManager(t)
+	mustUse(t, m, pr.URL)
+	d := storeDecl("card-share", true, "channels")
+	if _, err := m.Allow(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.Plugin(d)
+	ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: 30 * time.Minute, MaxPeers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.Disconnect()
+	mustUse(t, m, pr2.URL)
+	if err := p.ForgetChannel(ctx, ch.ID()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM cloud_secrets WHERE name LIKE 'channel %'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d channel keys are left after ForgetChannel", n)
+	}
+}

@@ -120,6 +120,9 @@ func (m *Manager) Revoke(ctx context.Context, plugin string) error {
 	if err != nil {
 		return fmt.Errorf("cloud: consent: %w", err)
 	}
+	// Withdrawn consent ends the plugin's open channels at once: closed on the provider (the
+	// viewers see the end) and disconnected, so nothing more is relayed.
+	endChannels(ctx, m.takeChannels(plugin))
 	return nil
 }
 

@@ -81,6 +81,7 @@ type Manager struct {
 	box      *vault.Box
 	boxErr   error
 	channels map[string]*client.Channel // open channels by id, to close on forget
+	chanOf   map[string]string          // open channel id → its plugin, to close on revoke
 }
 
 var (
@@ -290,12 +291,18 @@ func (m *Manager) Use(ctx context.Context, raw string) (*Meta, error) {
 		if _, err := m.db.SQL.ExecContext(ctx, `DELETE FROM cloud_settings WHERE k IN ('provider', 'meta')`); err != nil {
 			return nil, fmt.Errorf("cloud: settings: %w", err)
 		}
+		// Cloud off ends every open channel: nothing is relayed through a provider not in use.
+		endChannels(ctx, m.takeChannels(""))
 		_, err := m.Provider(ctx)
 		return nil, err
 	}
 	meta, err := m.Check(ctx, raw)
 	if err != nil {
 		return nil, err
+	}
+	if before, _ := m.Provider(ctx); before != "" && before != meta.Origin {
+		// Another provider: the channels open on the old one end.
+		endChannels(ctx, m.takeChannels(""))
 	}
 	mb, _ := json.Marshal(meta)
 	err = m.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -338,6 +345,13 @@ func (m *Manager) observe(online bool) {
 	m.mu.Lock()
 	m.online, m.seen = online, m.now()
 	m.mu.Unlock()
+}
+
+// lastOnline is the provider's reachability as last observed, without a probe.
+func (m *Manager) lastOnline() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.online && !m.seen.IsZero()
 }
 
 // Online reports whether the provider answered lately, probing GET /v1/meta when the last

@@ -104,7 +104,13 @@ func (m *Manager) status(ctx context.Context, d *Decl) Status {
 	if d != nil {
 		st.Consented, _ = m.Consented(ctx, d)
 	}
-	st.Online = m.Online(ctx)
+	if d == nil || st.Consented {
+		st.Online = m.Online(ctx)
+	} else {
+		// Not consented: no request reaches the provider on the plugin's behalf, not even an
+		// anonymous probe; online is what was last observed.
+		st.Online = m.lastOnline()
+	}
 	switch {
 	case d != nil && !st.Consented:
 		st.Reason, st.Why = "the person has not allowed this plugin to use Cloud", WhyConsent

@@ -86,6 +86,17 @@ func channelName(origin, plugin, id string) string {
 	return "channel " + origin + " " + plugin + " " + id
 }
 
+// forgetChannelEverywhere deletes the saved state of plugin's channel id under every
+// provider origin.
+func (m *Manager) forgetChannelEverywhere(ctx context.Context, plugin, id string) error {
+	suffix := " " + plugin + " " + id
+	_, err := m.db.SQL.ExecContext(ctx, `DELETE FROM cloud_secrets WHERE substr(name, 1, 8) = 'channel ' AND length(name) > ? AND substr(name, -?) = ?`, len(suffix)+8, len(suffix), suffix)
+	if err != nil {
+		return fmt.Errorf("cloud: secrets: %w", err)
+	}
+	return nil
+}
+
 // channelIDs lists the saved channels of plugin at origin.
 func (m *Manager) channelIDs(ctx context.Context, origin, plugin string) ([]string, error) {
 	prefix := channelName(origin, plugin, "")
