@@ -477,7 +477,7 @@ func PluginUIOf(p *plugin.Plugin) *PluginUI {
 		out.DataSources = append(out.DataSources, map[string]any{"name": d.Name, "tool": d.Tool, "ttlSeconds": int(d.TTL.Seconds()), "title": d.Title})
 	}
 	for _, t := range p.Tools {
-		out.Tools = append(out.Tools, map[string]any{"name": t.Name, "title": t.Title, "effect": t.Effect.String(), "userOnly": t.UserOnly, "untrusted": t.Untrusted})
+		out.Tools = append(out.Tools, map[string]any{"name": t.Name, "title": t.Title, "titleEn": host.ToolTitleEn(p, t.Name), "effect": t.Effect.String(), "userOnly": t.UserOnly, "untrusted": t.Untrusted})
 	}
 	return out
 }

@@ -25,6 +25,9 @@ function Link({ href, children, ...rest }: any) {
 // --- running a tool as the user, with the host's confirmation when asked ---
 const effects: Record<string, Key> = { read: 'effect.read', write: 'effect.write', money: 'effect.money', public: 'effect.public', device: 'effect.device' };
 export function effectName(e: string) { return effects[e] ? t(effects[e]) : e; }
+// toolTitle is a tool's title in the page's language: the host sends the English one (titleEn)
+// next to the Chinese; without it, the Chinese title, then the tool's name.
+export function toolTitle(x: Record<string, any>): string { return (locale.value === 'en' && x.titleEn) || x.title || x.tool || x.name || ''; }
 export function argsText(input: any): string {
   if (!input || typeof input !== 'object') return '';
   return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
@@ -33,7 +36,7 @@ async function runAsUser(tool: string, args: any) {
   let r = await callTool(tool, args);
   if (r.status === 'confirm' && r.confirmation) {
     const c = r.confirmation;
-    const ok = window.confirm(t('confirm.ask', { title: c.title || c.tool || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
+    const ok = window.confirm(t('confirm.ask', { title: toolTitle(c) || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
     const a = await post(`/v1/confirmations/${encodeURIComponent(c.id)}`, { approve: ok });
     if (!ok) throw new Error(t('confirm.denied'));
     r = a;
@@ -275,7 +278,7 @@ function Chat({ id }: { id?: string }) {
     update((l) => {
       flush(l);
       switch (e.type) {
-        case 'tool_call': l.push({ kind: 'tool', id: e.callId, tool: e.tool, title: e.title, effect: e.effect, input: e.input }); break;
+        case 'tool_call': l.push({ kind: 'tool', id: e.callId, tool: e.tool, title: e.title, titleEn: e.titleEn, effect: e.effect, input: e.input }); break;
         case 'tool_result': {
           const i = l.findIndex((x) => x.kind === 'tool' && x.id === e.callId);
           if (i >= 0) l[i] = { ...l[i], done: true, error: e.error, untrusted: e.untrusted, result: e.result };
@@ -335,11 +338,11 @@ function Chat({ id }: { id?: string }) {
             switch (it.kind) {
               case 'user': return <div key={i} class="msg user"><p>{it.text}</p></div>;
               case 'text': return <div key={i} class="msg bot" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />;
-              case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{it.title || it.tool}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}</div>;
+              case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{toolTitle(it)}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}</div>;
               case 'ui': return <div key={i} class="inline-ui"><Drawn req={{ document: it.document }} /></div>;
               case 'confirm': return (
                 <div key={i} class="confirm-card" role="group" aria-label={t('confirm.title')}>
-                  <p class="title">{t('confirm.title')}: <strong>{it.title || it.tool}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
+                  <p class="title">{t('confirm.title')}: <strong>{toolTitle(it)}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
                   {argsText(it.input) ? <p class="args">{argsText(it.input)}</p> : null}
                   {it.why === 'ask' ? <p class="detail">{t('confirm.why.ask', { effect: effectName(it.effect) })}</p> : it.why === 'untrusted' ? <p class="detail">{t('confirm.why.untrusted')}</p> : null}
                   {it.answered ? <p class="answered">{t(it.answered === 'approved' ? 'confirm.approved' : 'confirm.denied')}</p> : (
