@@ -338,7 +338,7 @@ function Chat({ id }: { id?: string }) {
             switch (it.kind) {
               case 'user': return <div key={i} class="msg user"><p>{it.text}</p></div>;
               case 'text': return <div key={i} class="msg bot" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />;
-              case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{toolTitle(it)}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}</div>;
+              case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{toolTitle(it)}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}{it.done && !it.error ? <ReviewAction tool={it.tool} result={it.result} /> : null}</div>;
               case 'ui': return <div key={i} class="inline-ui"><Drawn req={{ document: it.document }} /></div>;
               case 'confirm': return (
                 <div key={i} class="confirm-card" role="group" aria-label={t('confirm.title')}>
@@ -372,6 +372,25 @@ function Chat({ id }: { id?: string }) {
   );
 }
 
+// ReviewAction turns a plugins__install or plugins__installRemote result into the way to its
+// review sheet: a link's review opens /install?link=…, a remote server's /install?remote=…, a
+// draft's (source draft:<hash>, which only this host holds) opens inline from the result. It
+// only opens the sheet: installing is the person's button on it, never the assistant's.
+export function ReviewAction({ tool, result }: { tool: string; result: any }) {
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  if (!result || typeof result !== 'object' || result.opened !== true) return null;
+  const web = (u: unknown) => typeof u === 'string' && /^https?:\/\//i.test(u);
+  if (tool === 'plugins__installRemote') return web(result.url) ? <Link class="btn review-action" href={'/install?remote=' + encodeURIComponent(result.url)}>{t('chat.openReview')}</Link> : null;
+  if (tool !== 'plugins__install') return null;
+  const rv = result.review;
+  const src = typeof result.source === 'string' ? result.source : '';
+  if (web(src)) return <Link class="btn review-action" href={'/install?link=' + encodeURIComponent(src)}>{t('chat.openReview')}</Link>;
+  if (!src.startsWith('draft:') || !rv || typeof rv.hash !== 'string') return null;
+  return open ? <div class="inline-review"><ReviewSheet rv={rv} src={src} busy={busy} setBusy={setBusy} onCancel={() => setOpen(false)} /></div>
+    : <button type="button" class="review-action" onClick={() => setOpen(true)}>{t('chat.openReview')}</button>;
+}
+
 function Question({ it, onAnswer }: { it: Item; onAnswer: (v: Record<string, any> | null) => void }) {
   const fields: any[] = Array.isArray(it.fields) && it.fields.length ? it.fields : [{ name: 'code', label: it.qkind === 'verification_required' ? t('question.code') : t('question.answer') }];
   const [vals, setVals] = useState<Record<string, string>>({});
@@ -386,6 +405,7 @@ function Question({ it, onAnswer }: { it: Item; onAnswer: (v: Record<string, any
 }
 
 import { Plugins, PluginPage, Install, Settings } from './plugins';
+import { ReviewSheet } from './install';
 
 function Nav() {
   const r = route.value;
