@@ -280,7 +280,9 @@ function Chat({ id }: { id?: string }) {
       switch (e.type) {
         case 'tool_call': l.push({ kind: 'tool', id: e.callId, tool: e.tool, title: e.title, titleEn: e.titleEn, effect: e.effect, input: e.input }); break;
         case 'tool_result': {
-          const i = l.findIndex((x) => x.kind === 'tool' && x.id === e.callId);
+          // The newest unfinished row of that call id: a provider may reuse ids across rounds.
+          let i = l.length - 1;
+          while (i >= 0 && !(l[i].kind === 'tool' && l[i].id === e.callId && !l[i].done)) i--;
           if (i >= 0) l[i] = { ...l[i], done: true, error: e.error, untrusted: e.untrusted, result: e.result };
           if (e.tool === 'ui__render' && e.result?.document) l.push({ kind: 'ui', document: e.result.document });
           break;

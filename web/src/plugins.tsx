@@ -13,6 +13,10 @@ import { AIProvider } from './provider';
 import { CloudSettings, PluginCloud } from './cloud';
 import { formatRelative, formatLocalDateTime, toMs } from './format';
 
+// word is the page language's word for an audit entry's actor or outcome (the host's code when
+// the app has none for it).
+const word = (prefix: string, code: unknown) => { const k = prefix + String(code ?? ''); const w = t(k as Key); return w === k ? String(code ?? '') : w; };
+
 // AuditTime is an audit entry's time as package i18n writes it: relative within the week ("3 分钟前"), else the date and clock.
 function AuditTime({ at }: { at: unknown }) {
   const ms = toMs(at);
@@ -114,7 +118,7 @@ export function PluginPage({ id }: { id: string }) {
       {ui?.settings?.length ? <section aria-labelledby="set-h"><h2 id="set-h">{t('plugins.settingsRows')}</h2><ul class="rows">{ui.settings.map((s: any) => <li><Link class="row" href={`/p/${e}/${encodeURIComponent(s.screen)}`}><span class="name">{s.title}<small>{s.subtitle}</small></span></Link></li>)}</ul></section> : null}
       {ui?.dataSources?.length ? <section aria-labelledby="ds-h"><h2 id="ds-h">{t('plugins.dataSources')}</h2><ul class="rows">{ui.dataSources.map((d: any) => <li class="row"><span class="name">{d.title || d.name}<small>{d.tool}</small></span><span class="meta">{d.ttlSeconds ? t('plugins.ttl', { minutes: Math.round(d.ttlSeconds / 60) }) : ''}</span></li>)}</ul></section> : null}
       <section aria-labelledby="a-h"><h2 id="a-h">{t('plugins.audit')}</h2>
-        {audit.length === 0 ? <p class="detail">{t('plugins.noAudit')}</p> : <ul class="rows">{audit.map((a: any) => <li class="row"><span class="name">{a.tool}<small>{a.actor} · <AuditTime at={a.at} /></small></span><span class="meta">{a.decision || a.outcome || a.status || ''}</span></li>)}</ul>}
+        {audit.length === 0 ? <p class="detail">{t('plugins.noAudit')}</p> : <ul class="rows">{audit.map((a: any) => { const tl = (ui?.tools || []).find((x: any) => x.name === a.tool); return <li class="row"><span class="name">{tl ? toolTitle(tl) : a.tool}<small>{word('audit.actor.', a.actor)} · <AuditTime at={a.at} /></small></span><span class="meta" title={a.error || undefined}>{word('audit.outcome.', a.outcome)}</span></li>; })}</ul>}
       </section>
     </main>
   );
