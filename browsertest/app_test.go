@@ -417,6 +417,43 @@ func TestApp(t *testing.T) {
 		}
 	})
 
+	// plugins__installRemote's result: the chat links to the add-remote sheet with the URL in
+	// it; nothing is added until the person reviews and adds it there.
+	t.Run("remote sheet from the chat", func(t *testing.T) {
+		const remote = "https://canteen.example.org/mcp"
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/chat"),
+			chromedp.WaitVisible(chromedp.ID(`#composer-input`)),
+			chromedp.SendKeys(chromedp.ID(`#composer-input`), "加一个远程插件 "+remote),
+			chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			st := eval[string](t, ctx, `(() => { const b = document.querySelector('.confirm-card:not(:has(.answered)) .actions button.primary'); if (b) { b.click(); return 'clicked'; } return document.querySelector('.tool[data-tool="plugins__installRemote"] a.review-action') ? 'done' : 'wait'; })()`)
+			if st == "done" {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("no review action; the chat says %q", text(t, ctx, `.messages`))
+			}
+		}
+		if href := eval[string](t, ctx, `document.querySelector('.tool[data-tool="plugins__installRemote"] a.review-action').getAttribute('href')`); href != "/install?remote="+url.QueryEscape(remote) {
+			t.Errorf("review action goes to %q", href)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`.tool[data-tool="plugins__installRemote"] a.review-action`)),
+			chromedp.WaitVisible(chromedp.ID(`#remote-url`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if v := eval[string](t, ctx, `document.getElementById('remote-url').value`); v != remote {
+			t.Errorf("the add-remote sheet has URL %q", v)
+		}
+		if r := h.api(t, "GET", "/v1/remote-plugins", ""); strings.Contains(fmt.Sprint(r), "canteen.example.org") {
+			t.Errorf("opening the sheet added the server: %v", r)
+		}
+	})
+
 	// A plugin on a loopback link, installed through the review sheet.
 	links := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer links.Close()
