@@ -615,6 +615,9 @@ func englishTitles(t *testing.T, ctx context.Context, h *harness) {
 	); err != nil {
 		t.Fatal(err)
 	}
+	if s := text(t, ctx, `main h1`); s != "Dashboard" {
+		t.Errorf("the plugin page's heading in English: %q", s)
+	}
 	if s := text(t, ctx, `#tools-h + ul`); !strings.Contains(s, "Add or change a widget") {
 		t.Errorf("the plugin page's tools in English: %q", s)
 	}

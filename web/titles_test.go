@@ -35,6 +35,16 @@ func TestToolTitlesInEnglish(t *testing.T) {
 		}
 		return out
 	}
+	resp, err := http.Get(ts.URL + "/v1/ui/plugins/dashboard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ui struct{ NameEn string }
+	json.NewDecoder(resp.Body).Decode(&ui)
+	resp.Body.Close()
+	if ui.NameEn != "Dashboard" {
+		t.Errorf("dashboard's English name %q", ui.NameEn)
+	}
 	for _, c := range []struct{ plugin, tool, zh, en string }{
 		{"dashboard", "upsertWidget", "添加或修改小组件", "Add or change a widget"},
 		{"plugins", "install", "打开审核页", "Open the review sheet"},
