@@ -606,6 +606,23 @@ func englishTitles(t *testing.T, ctx context.Context, h *harness) {
 	); err != nil {
 		t.Fatal(err)
 	}
+	// The stored conversation, opened again: its tool row still has the English title.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.composer button[type=submit]`))); err != nil {
+		t.Fatal(err)
+	}
+	here := eval[string](t, ctx, `location.href`)
+	if !strings.Contains(here, "/chat/") {
+		t.Fatalf("the conversation's address is %q", here)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(here), chromedp.WaitVisible(chromedp.CSS(`.tool[data-tool="dashboard__upsertWidget"]`))); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(text(t, ctx, `.tool[data-tool="dashboard__upsertWidget"]`), "Add or change a widget"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("the reopened conversation's tool row reads %q", text(t, ctx, `.tool[data-tool="dashboard__upsertWidget"]`))
+			break
+		}
+	}
 	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"}); err != nil {
 		t.Fatal(err)
 	}

@@ -259,6 +259,15 @@ function Chat({ id }: { id?: string }) {
         if (msg.role === 'assistant') for (const c of msg.toolCalls || []) out.push({ kind: 'tool', tool: c.name, done: true });
       }
       setItems(out);
+      // A stored conversation keeps the model's tool names only: the rows get their titles (both
+      // languages) from each plugin's tool list, one request per plugin.
+      const plugins = [...new Set(out.filter((x) => x.kind === 'tool').map((x) => String(x.tool).split('__')[0]))];
+      for (const pl of plugins) get(`/v1/ui/plugins/${encodeURIComponent(pl)}`).then((ui) => {
+        if (conv.current !== id) return;
+        const by: Record<string, any> = {};
+        for (const tl of ui.tools || []) by[pl + '__' + tl.name] = tl;
+        update((l) => l.map((x) => (x.kind === 'tool' && !x.title && by[x.tool] ? { ...x, title: by[x.tool].title, titleEn: by[x.tool].titleEn, effect: x.effect || by[x.tool].effect } : x)));
+      }).catch(() => {});
     }).catch((e) => say(errText(e)));
   }, [id]);
   // The live element is always last (and hidden between messages): keep the newest item in view.
