@@ -71,7 +71,7 @@ function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: 
   const clear = () => { if (window.confirm(t('cloud.clearAsk', { name: p.plugin }))) run(() => del(`/v1/cloud/plugins/${id}/data`), t('cloud.cleared', { name: p.plugin })).then(onChange); };
   const u = p.usage || {};
   return (
-    <div class="cloud-panel g-col gap-sm">
+    <div class="cloud-panel g-col gap-sm" data-plugin={p.plugin}>
       <div class="row"><span class="name">{p.plugin}<small>{p.provider ? t('cloud.provider', { host: p.provider }) : t('cloud.noProvider')}</small></span>
         <span class={`badge ${p.e2e ? 'official' : 'warn'}`}>{p.e2e ? t('cloud.e2e') : t('cloud.notE2e')}</span></div>
       <p class="detail">{t('cloud.disclosure')}</p>
