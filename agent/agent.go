@@ -90,14 +90,16 @@ type Event struct {
 	Type string `json:"type"`
 	Text string `json:"text,omitempty"`
 	// CallID and Tool (the model's name) name the call of tool_call,
-	// tool_result, confirmation and question; Plugin, Title and Effect
+	// tool_result, confirmation and question; Plugin, Title (TitleEn in
+	// English, host.ToolTitleEn, "" when the plugin has none) and Effect
 	// describe its tool.
-	CallID string          `json:"callId,omitempty"`
-	Tool   string          `json:"tool,omitempty"`
-	Plugin string          `json:"plugin,omitempty"`
-	Title  string          `json:"title,omitempty"`
-	Effect string          `json:"effect,omitempty"`
-	Input  json.RawMessage `json:"input,omitempty"`
+	CallID  string          `json:"callId,omitempty"`
+	Tool    string          `json:"tool,omitempty"`
+	Plugin  string          `json:"plugin,omitempty"`
+	Title   string          `json:"title,omitempty"`
+	TitleEn string          `json:"titleEn,omitempty"`
+	Effect  string          `json:"effect,omitempty"`
+	Input   json.RawMessage `json:"input,omitempty"`
 	// Result is a tool_result's value; Error its failure or refusal.
 	Result    json.RawMessage `json:"result,omitempty"`
 	Error     string          `json:"error,omitempty"`
@@ -481,7 +483,7 @@ func (t *turn) call(ctx context.Context, tools *offered, call ToolCall) result {
 		t.emit(Event{Type: "tool_call", CallID: call.ID, Tool: call.Name})
 		return t.failure(call, nil, fmt.Sprintf("there is no tool %q in this turn; call one of the tools offered, by its exact name", call.Name))
 	}
-	ev := Event{Type: "tool_call", CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title, Effect: at.Effect.String()}
+	ev := Event{Type: "tool_call", CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title, TitleEn: at.TitleEn, Effect: at.Effect.String()}
 	args := strings.TrimSpace(call.Arguments)
 	if args == "" {
 		args = "{}"
@@ -566,7 +568,7 @@ func (t *turn) loaded(ctx context.Context, input any) {
 // confirm asks the person about c and answers the host.
 func (t *turn) confirm(ctx context.Context, call ToolCall, at *host.AgentTool, c *host.Confirmation) (*host.CallResult, error) {
 	in, _ := expr.ToJSON(c.Input(), "")
-	ev := Event{Type: "confirmation", ID: c.ID, CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title,
+	ev := Event{Type: "confirmation", ID: c.ID, CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title, TitleEn: at.TitleEn,
 		Effect: at.Effect.String(), Reason: c.Reason, Why: c.Why, Input: in}
 	asked := t.a.now()
 	outcome := "denied"
@@ -629,7 +631,7 @@ func questionOf(v any) *question {
 
 // ask puts q to the person; nil means declined.
 func (t *turn) ask(ctx context.Context, call ToolCall, at *host.AgentTool, q *question) (map[string]any, error) {
-	ev := Event{Type: "question", ID: newID(), CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title,
+	ev := Event{Type: "question", ID: newID(), CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title, TitleEn: at.TitleEn,
 		Kind: q.kind, Message: q.message, Fields: q.fields}
 	if p, ok := t.person.(Preparer); ok {
 		p.Prepare(&ev)

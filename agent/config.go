@@ -223,7 +223,8 @@ func CheckBaseURL(u string) error {
 // model (issue 13 "Presets").
 type Preset struct {
 	Name    string `json:"name"`
-	Title   string `json:"title"`
+	Title   string `json:"title"`   // in English (the CLI's and errors' wording)
+	TitleZh string `json:"titleZh"` // in zh-Hans, for faces showing Chinese
 	BaseURL string `json:"baseURL"`
 	Model   string `json:"model"`
 	// KeyURL is where to get an API key ("" for local servers).
@@ -232,15 +233,15 @@ type Preset struct {
 
 // Presets are the services `harness model presets` lists, in that order.
 var Presets = []Preset{
-	{Name: "deepseek", Title: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", Model: "deepseek-chat", KeyURL: "https://platform.deepseek.com/api_keys"},
-	{Name: "qwen", Title: "Qwen (DashScope compatible mode)", BaseURL: "https://dashscope.aliyuncs.com/compatible-mode/v1", Model: "qwen-plus", KeyURL: "https://bailian.console.aliyun.com/?apiKey=1"},
-	{Name: "moonshot", Title: "Moonshot / Kimi", BaseURL: "https://api.moonshot.cn/v1", Model: "kimi-k2-0905-preview", KeyURL: "https://platform.moonshot.cn/console/api-keys"},
-	{Name: "zhipu", Title: "Zhipu GLM", BaseURL: "https://open.bigmodel.cn/api/paas/v4", Model: "glm-4.6", KeyURL: "https://open.bigmodel.cn/usercenter/apikeys"},
-	{Name: "siliconflow", Title: "SiliconFlow", BaseURL: "https://api.siliconflow.cn/v1", Model: "deepseek-ai/DeepSeek-V3", KeyURL: "https://cloud.siliconflow.cn/account/ak"},
-	{Name: "openai", Title: "OpenAI", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", KeyURL: "https://platform.openai.com/api-keys"},
-	{Name: "ollama", Title: "Ollama (local)", BaseURL: "http://127.0.0.1:11434/v1", Model: "qwen2.5:7b"},
-	{Name: "vllm", Title: "vLLM (local)", BaseURL: "http://127.0.0.1:8000/v1", Model: "Qwen/Qwen2.5-7B-Instruct"},
-	{Name: "mock", Title: "Mock model (harness model mock)", BaseURL: "http://127.0.0.1:8789/v1", Model: "mock-agent"},
+	{Name: "deepseek", Title: "DeepSeek", TitleZh: "DeepSeek 深度求索", BaseURL: "https://api.deepseek.com/v1", Model: "deepseek-chat", KeyURL: "https://platform.deepseek.com/api_keys"},
+	{Name: "qwen", Title: "Qwen (DashScope compatible mode)", TitleZh: "通义千问(DashScope 兼容模式)", BaseURL: "https://dashscope.aliyuncs.com/compatible-mode/v1", Model: "qwen-plus", KeyURL: "https://bailian.console.aliyun.com/?apiKey=1"},
+	{Name: "moonshot", Title: "Moonshot / Kimi", TitleZh: "月之暗面 Kimi", BaseURL: "https://api.moonshot.cn/v1", Model: "kimi-k2-0905-preview", KeyURL: "https://platform.moonshot.cn/console/api-keys"},
+	{Name: "zhipu", Title: "Zhipu GLM", TitleZh: "智谱 GLM", BaseURL: "https://open.bigmodel.cn/api/paas/v4", Model: "glm-4.6", KeyURL: "https://open.bigmodel.cn/usercenter/apikeys"},
+	{Name: "siliconflow", Title: "SiliconFlow", TitleZh: "硅基流动 SiliconFlow", BaseURL: "https://api.siliconflow.cn/v1", Model: "deepseek-ai/DeepSeek-V3", KeyURL: "https://cloud.siliconflow.cn/account/ak"},
+	{Name: "openai", Title: "OpenAI", TitleZh: "OpenAI", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", KeyURL: "https://platform.openai.com/api-keys"},
+	{Name: "ollama", Title: "Ollama (local)", TitleZh: "Ollama(本机)", BaseURL: "http://127.0.0.1:11434/v1", Model: "qwen2.5:7b"},
+	{Name: "vllm", Title: "vLLM (local)", TitleZh: "vLLM(本机)", BaseURL: "http://127.0.0.1:8000/v1", Model: "Qwen/Qwen2.5-7B-Instruct"},
+	{Name: "mock", Title: "Mock model (harness model mock)", TitleZh: "模拟模型(harness model mock)", BaseURL: "http://127.0.0.1:8789/v1", Model: "mock-agent"},
 }
 
 // PresetByName returns the preset called name, or nil.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/replay"
 )
 
@@ -370,9 +373,106 @@ func TestApp(t *testing.T) {
 		})
 	}
 
+	// The assistant writes a plugin and ends on plugins__install: the chat offers its review
+	// sheet (a draft's, inline), and nothing is installed until the person presses install.
+	t.Run("review sheet from the chat", func(t *testing.T) {
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/chat"),
+			chromedp.WaitVisible(chromedp.ID(`#composer-input`)),
+			chromedp.SendKeys(chromedp.ID(`#composer-input`), "帮我写插件"),
+			chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		// Allow each confirmation the writing asks for, until the install's result is in.
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			st := eval[string](t, ctx, `(() => { const b = document.querySelector('.confirm-card:not(:has(.answered)) .actions button.primary'); if (b) { b.click(); return 'clicked'; } return document.querySelector('.tool[data-tool="plugins__install"] .review-action') ? 'done' : 'wait'; })()`)
+			if st == "done" {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("no review action; the chat says %q", text(t, ctx, `.messages`))
+			}
+		}
+		if s := text(t, ctx, `.tool[data-tool="plugins__install"] .review-action`); s != "打开审核页" {
+			t.Errorf("review action reads %q", s)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`.tool[data-tool="plugins__install"] .review-action`)),
+			chromedp.WaitVisible(chromedp.CSS(`.inline-review .sheet.review`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		sheet := text(t, ctx, `.inline-review .sheet.review`)
+		for _, w := range []string{"sha256:", "社区", "读取"} {
+			if !strings.Contains(sheet, w) {
+				t.Errorf("the inline review sheet lacks %q: %q", w, sheet)
+			}
+		}
+		shootAt(t, ctx, "chat-review-sheet", `.inline-review`)
+		list := h.api(t, "GET", "/v1/plugins", "")
+		for _, p := range list["plugins"].([]any) {
+			if id := p.(map[string]any)["id"]; id == "gym-hours" {
+				t.Errorf("opening the review sheet installed %v", id)
+			}
+		}
+	})
+
+	// plugins__installRemote's result: the chat links to the add-remote sheet with the URL in
+	// it; nothing is added until the person reviews and adds it there.
+	t.Run("remote sheet from the chat", func(t *testing.T) {
+		const remote = "https://canteen.example.org/mcp"
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/chat"),
+			chromedp.WaitVisible(chromedp.ID(`#composer-input`)),
+			chromedp.SendKeys(chromedp.ID(`#composer-input`), "加一个远程插件 "+remote),
+			chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			st := eval[string](t, ctx, `(() => { const b = document.querySelector('.confirm-card:not(:has(.answered)) .actions button.primary'); if (b) { b.click(); return 'clicked'; } return document.querySelector('.tool[data-tool="plugins__installRemote"] a.review-action') ? 'done' : 'wait'; })()`)
+			if st == "done" {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("no review action; the chat says %q", text(t, ctx, `.messages`))
+			}
+		}
+		if href := eval[string](t, ctx, `document.querySelector('.tool[data-tool="plugins__installRemote"] a.review-action').getAttribute('href')`); href != "/install?remote="+url.QueryEscape(remote) {
+			t.Errorf("review action goes to %q", href)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`.tool[data-tool="plugins__installRemote"] a.review-action`)),
+			chromedp.WaitVisible(chromedp.ID(`#remote-url`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if v := eval[string](t, ctx, `document.getElementById('remote-url').value`); v != remote {
+			t.Errorf("the add-remote sheet has URL %q", v)
+		}
+		if r := h.api(t, "GET", "/v1/remote-plugins", ""); strings.Contains(fmt.Sprint(r), "canteen.example.org") {
+			t.Errorf("opening the sheet added the server: %v", r)
+		}
+	})
+
 	// A plugin on a loopback link, installed through the review sheet.
 	links := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer links.Close()
+	t.Run("review sheet from a link in the address", func(t *testing.T) {
+		// /install?link=URL (the chat's action on a link's plugins__install) reviews at once.
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/install?link="+url.QueryEscape(links.URL+"/memo/PLUGIN.md")),
+			chromedp.WaitVisible(chromedp.CSS(`.sheet.review`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `.sheet.review`); !strings.Contains(s, "备忘") {
+			t.Errorf("review sheet %q", s)
+		}
+		for _, p := range h.api(t, "GET", "/v1/plugins", "")["plugins"].([]any) {
+			if p.(map[string]any)["id"] == "memo" {
+				t.Error("reviewing installed the plugin")
+			}
+		}
+	})
 	t.Run("install from a link", func(t *testing.T) {
 		link := links.URL + "/memo/PLUGIN.md"
 		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/install"),
@@ -439,6 +539,12 @@ func TestApp(t *testing.T) {
 		if s := text(t, ctx, `nav.tabs a[href="/settings"] span:last-child`); s != "设置" {
 			t.Errorf("nav in zh-Hans reads %q", s)
 		}
+		if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#ai-preset option[value=ollama]`))); err != nil {
+			t.Fatal(err)
+		}
+		if s := eval[string](t, ctx, `document.querySelector('#ai-preset option[value=ollama]').textContent`); s != "Ollama(本机)" {
+			t.Errorf("the ollama preset in zh-Hans reads %q", s)
+		}
 		if err := chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`input[name=lang][value=en] + span`)),
 			chromedp.Click(chromedp.CSS(`input[name=theme][value=dark] + span`)),
@@ -454,7 +560,14 @@ func TestApp(t *testing.T) {
 		if s := text(t, ctx, `nav.tabs a[href="/settings"] span:last-child`); s != "Settings" {
 			t.Errorf("nav in English reads %q", s)
 		}
+		if s := eval[string](t, ctx, `document.querySelector('#ai-preset option[value=ollama]').textContent`); s != "Ollama (local)" {
+			t.Errorf("the ollama preset in English reads %q", s)
+		}
 		shoot(t, ctx, "settings-dark-en")
+		englishTitles(t, ctx, h)
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/settings"), chromedp.WaitVisible(chromedp.CSS(`input[name=lang][value=en]`))); err != nil {
+			t.Fatal(err)
+		}
 		chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`input[name=theme][value=system] + span`)), chromedp.Click(chromedp.CSS(`input[name=lang][value=system] + span`)))
 	})
 
@@ -464,6 +577,86 @@ func TestApp(t *testing.T) {
 	if p := con.problems(); len(p) > 0 {
 		t.Errorf("CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
 	}
+}
+
+// englishTitles runs with the page in English: a confirmation card and its tool row give the
+// tool's English title (the host's titleEn), and so does the plugin page, whose audit times
+// are package i18n's Beijing-time strings even with the browser in New York.
+func englishTitles(t *testing.T, ctx context.Context, h *harness) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/chat"),
+		chromedp.WaitVisible(chromedp.ID(`#composer-input`)),
+		chromedp.SendKeys(chromedp.ID(`#composer-input`), "看板上加一个课表"),
+		chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.confirm-card .actions button`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	card, row := text(t, ctx, `.confirm-card .title`), text(t, ctx, `.tool[data-tool="dashboard__upsertWidget"]`)
+	if !strings.Contains(card, "Add or change a widget") || strings.Contains(card, "添加或修改小组件") {
+		t.Errorf("confirmation card in English: %q", card)
+	}
+	if !strings.Contains(row, "Add or change a widget") {
+		t.Errorf("tool row in English: %q", row)
+	}
+	shootAt(t, ctx, "confirmation-en", `.confirm-card`)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`.confirm-card .actions button:not(.primary)`)),
+		chromedp.WaitVisible(chromedp.CSS(`.confirm-card .answered`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// The stored conversation, opened again: its tool row still has the English title.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.composer button[type=submit]`))); err != nil {
+		t.Fatal(err)
+	}
+	here := eval[string](t, ctx, `location.href`)
+	if !strings.Contains(here, "/chat/") {
+		t.Fatalf("the conversation's address is %q", here)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(here), chromedp.WaitVisible(chromedp.CSS(`.tool[data-tool="dashboard__upsertWidget"]`))); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(text(t, ctx, `.tool[data-tool="dashboard__upsertWidget"]`), "Add or change a widget"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("the reopened conversation's tool row reads %q", text(t, ctx, `.tool[data-tool="dashboard__upsertWidget"]`))
+			break
+		}
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"}); err != nil {
+		t.Fatal(err)
+	}
+	defer chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{})
+	if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/plugins/dashboard"),
+		chromedp.WaitVisible(chromedp.CSS(`#a-h + ul time`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if s := text(t, ctx, `main h1`); s != "Dashboard" {
+		t.Errorf("the plugin page's heading in English: %q", s)
+	}
+	if s := text(t, ctx, `#tools-h + ul`); !strings.Contains(s, "Add or change a widget") {
+		t.Errorf("the plugin page's tools in English: %q", s)
+	}
+	var audit struct {
+		Entries []struct {
+			At time.Time `json:"at"`
+		} `json:"entries"`
+	}
+	b, _ := json.Marshal(h.api(t, "GET", "/v1/audit?plugin=dashboard&limit=10", ""))
+	if err := json.Unmarshal(b, &audit); err != nil || len(audit.Entries) == 0 {
+		t.Fatalf("audit: %s %v", b, err)
+	}
+	at := audit.Entries[0].At
+	shown := eval[string](t, ctx, `document.querySelector('#a-h + ul time').textContent`)
+	exact := eval[string](t, ctx, `document.querySelector('#a-h + ul time').title`)
+	if want := i18n.FormatLocalDateTime(at, i18n.En); exact != want {
+		t.Errorf("audit time %q, package i18n says %q", exact, want)
+	}
+	if now := time.Now(); shown != i18n.FormatRelative(at, now, i18n.En) && shown != i18n.FormatRelative(at, now.Add(-time.Minute), i18n.En) {
+		t.Errorf("audit time reads %q, package i18n says %q", shown, i18n.FormatRelative(at, now, i18n.En))
+	}
+	shootAt(t, ctx, "plugin-page-en", `#a-h`)
 }
 
 // speed logs the figures docs/PERFORMANCE.md records; it asserts nothing about time.

@@ -178,7 +178,11 @@ func TestCardShareInChromium(t *testing.T) {
 		con := watch(t, tab)
 		// The person answers yes to every confirmation; the questions are kept to check.
 		if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-			Source: `window.confirm = (q) => { (window.asked ||= []).push(String(q)); return true; }`}); err != nil {
+			// The clipboard and the system share sheet are stood in for (headless Chromium has no
+			// share sheet): what the page hands them is kept to check.
+			Source: `window.confirm = (q) => { (window.asked ||= []).push(String(q)); return true; };
+Object.defineProperty(navigator, 'clipboard', { value: { writeText: async (s) => { window.copied = String(s); } } });
+navigator.share = async (d) => { window.shared = d; };`}); err != nil {
 			t.Fatal(err)
 		}
 		if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(appSrv.URL+"/p/card-share/main")); err != nil {
@@ -221,6 +225,15 @@ func TestCardShareInChromium(t *testing.T) {
 		secrets = append(secrets, ln.Link, secret)
 		if strings.Contains(pageEval(`document.body.innerText + document.title`), secret) {
 			t.Error("the app's screen shows the link as text; it must only be the QR code")
+		}
+		// share: true on the QR code: "Copy link" and "Share…" hand the link to this device's
+		// clipboard and share sheet, and the link is still not on the screen as text.
+		click("复制链接")
+		waitFor(fmt.Sprintf(`window.copied === %q && document.querySelector('.g-qr-share [role=status]').textContent === '已复制链接' ? 'yes' : 'no'`, ln.Link), "the link copied")
+		click("分享…")
+		waitFor(fmt.Sprintf(`window.shared && window.shared.url === %q ? 'yes' : 'no'`, ln.Link), "the link handed to the share sheet")
+		if strings.Contains(pageEval(`document.body.innerText + document.title`), secret) {
+			t.Error("after copying, the app's screen shows the link as text")
 		}
 		shoot(t, tab, "card-share-app-sharing")
 		cardShareScenario(t, bctx, stand, ln.Link, "card-share-app-viewer", "", func() { click("结束分享") })

@@ -304,7 +304,7 @@ func TestPluginsAndSettings(t *testing.T) {
 		); err != nil {
 			t.Fatal(err)
 		}
-		if s := waitText(t, ctx, `.messages`, "seat"); !strings.Contains(s, "家园") {
+		if s := waitText(t, ctx, `.msg.bot:not(.live)`, "seat"); !strings.Contains(s, "家园") {
 			t.Errorf("answer %q", s)
 		}
 		shootFits(t, ctx, "canteen-chat")

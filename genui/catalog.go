@@ -196,6 +196,7 @@ var Catalog = []Component{
 	{Name: "QRCode", Summary: "A QR code of a string (e.g. a link).", Props: []Prop{
 		{Name: "value", Kind: KindText, Required: true, Doc: "the encoded text, at most 1,000 bytes"},
 		{Name: "label", Kind: KindText, Doc: "caption under the code"},
+		{Name: "share", Kind: KindBool, Doc: "also offer \"Copy link\" and \"Share…\" (the system share sheet, where the browser has one) for value, which stays on the device; default false"},
 	}},
 }
 

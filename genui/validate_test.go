@@ -164,6 +164,10 @@ func TestValidate(t *testing.T) {
 			`w.json:1:108: $.data.w.tool: a data binding runs by itself, so it may only use read tools; "wipe" is write`,
 			`w.json:1:108: $.data.w.tool: "wipe" is userOnly: only a tap may run it, not a data binding (a screen may bind a userOnly read tool)`,
 		}},
+		// QRCode's share is a boolean: the app then offers to copy or share the code's text.
+		{"qrcode share", &Context{Kind: "screen", Tools: map[string]Tool{"lock": {Effect: "read"}}}, `{"ui":1,"kind":"screen","title":"订","i18n":{"en":{"title":"Book"}},"data":{"l":{"tool":"lock"}},"root":{"type":"Column","children":[{"type":"QRCode","value":"${data.l.link}","share":true},{"type":"QRCode","value":"x","share":"${data.l.sharing}"},{"type":"QRCode","value":"x","share":"yes"}]}}`, []string{
+			`w.json:1:284: $.root.children[2].share: expected a boolean or a ${expr} template, not "yes"`,
+		}},
 		{"field in a widget", nil, head + `"root":{"type":"Field","name":"x","label":"X"}}`, []string{
 			`w.json:1:140: $.root.type: Field is for screens; a widget has no inputs`,
 		}},

@@ -61,6 +61,7 @@ type Confirmation struct {
 	Plugin  string        `json:"plugin"`
 	Tool    string        `json:"tool"`
 	Title   string        `json:"title"`
+	TitleEn string        `json:"titleEn,omitempty"` // the English title (ToolTitleEn), "" when there is none
 	Effect  plugin.Effect `json:"effect"`
 	Reason  string        `json:"reason"`
 	Why     string        `json:"why,omitempty"` // Reason as a code (WhyAsk, WhyUntrusted) for a front end to word
@@ -113,7 +114,7 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 			return nil, err
 		}
 		c := &Confirmation{
-			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title,
+			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title, TitleEn: ToolTitleEn(p, req.Tool),
 			Effect: t.Effect, Reason: reason, Why: confirmWhy(modes[t.Effect]), Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
 			hash: p.Hash,
 		}

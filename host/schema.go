@@ -18,6 +18,7 @@ type AgentTool struct {
 	Plugin       string         `json:"plugin"`
 	Tool         string         `json:"tool"`
 	Title        string         `json:"title"`
+	TitleEn      string         `json:"titleEn,omitempty"` // the English title (i18n.en.tools), "" when the plugin has none
 	Description  string         `json:"description"`
 	Effect       plugin.Effect  `json:"effect"`
 	Mode         Mode           `json:"mode"`
@@ -66,7 +67,7 @@ func (h *Host) AgentTools(ctx context.Context) ([]AgentTool, error) {
 				continue
 			}
 			out = append(out, AgentTool{
-				Name: in.ID + "__" + t.Name, Plugin: in.ID, Tool: t.Name, Title: t.Title,
+				Name: in.ID + "__" + t.Name, Plugin: in.ID, Tool: t.Name, Title: t.Title, TitleEn: ToolTitleEn(p, t.Name),
 				Description: t.Description, Effect: t.Effect, Mode: modes[t.Effect],
 				Untrusted: t.Untrusted || !in.Official, OnDemand: t.OnDemand, InputSchema: InputSchema(t),
 				Instructions: p.Instructions,
@@ -78,6 +79,22 @@ func (h *Host) AgentTools(ctx context.Context) ([]AgentTool, error) {
 		return nil, err
 	}
 	return append(out, remote...), nil
+}
+
+// ToolTitleEn is the English title of p's tool named tool: the document's
+// i18n.en.tools.<tool>.title, or a built-in's I18n.En.Tools (which reach the
+// manifest the same way); "" when there is none, and the front ends fall
+// back to the Chinese title (seed 004 "Optional fields", i18n).
+func ToolTitleEn(p *plugin.Plugin, tool string) string {
+	if p == nil || p.Manifest == nil || p.Manifest.I18n == nil || p.Manifest.I18n.En == nil {
+		return ""
+	}
+	for _, t := range p.Manifest.I18n.En.Tools {
+		if t.Name == tool {
+			return t.Title
+		}
+	}
+	return ""
 }
 
 // InputSchema returns a tool's input as a JSON Schema object (the form MCP's

@@ -437,6 +437,7 @@ type UIEntry struct {
 // and the dashboard's "add a widget" list.
 type PluginUI struct {
 	ID          string           `json:"id"`
+	NameEn      string           `json:"nameEn,omitempty"` // the plugin's English name (i18n.en.name), "" when none
 	Widgets     []UIEntry        `json:"widgets"`
 	Screens     []UIEntry        `json:"screens"`
 	Settings    []map[string]any `json:"settings"`
@@ -460,6 +461,9 @@ func PluginUIOf(p *plugin.Plugin) *PluginUI {
 		_ = json.Unmarshal(p.Files[ref.File], &d)
 		return UIEntry{Name: ref.Name, Title: d.Title, TitleEn: d.I18n.En.Title, Sizes: d.Sizes}
 	}
+	if en := p.Manifest.I18n; en != nil && en.En != nil {
+		out.NameEn = en.En.Name
+	}
 	for _, ref := range p.Manifest.Widgets {
 		e := entry(ref)
 		if len(e.Sizes) == 0 {
@@ -477,7 +481,7 @@ func PluginUIOf(p *plugin.Plugin) *PluginUI {
 		out.DataSources = append(out.DataSources, map[string]any{"name": d.Name, "tool": d.Tool, "ttlSeconds": int(d.TTL.Seconds()), "title": d.Title})
 	}
 	for _, t := range p.Tools {
-		out.Tools = append(out.Tools, map[string]any{"name": t.Name, "title": t.Title, "effect": t.Effect.String(), "userOnly": t.UserOnly, "untrusted": t.Untrusted})
+		out.Tools = append(out.Tools, map[string]any{"name": t.Name, "title": t.Title, "titleEn": host.ToolTitleEn(p, t.Name), "effect": t.Effect.String(), "userOnly": t.UserOnly, "untrusted": t.Untrusted})
 	}
 	return out
 }

@@ -48,6 +48,10 @@ func TestMock(t *testing.T) {
 		{"who without context", `{"model":"mock-agent","messages":[{"role":"user","content":"who"}]}`, 200, []string{"没有注入任何 <context> 块"}},
 		{"who echoes the blocks", `{"model":"mock-agent","messages":[{"role":"system","content":"x <context source=\"memory\" kind=\"data\">\nI like tea\n</context> y"},{"role":"user","content":"who"}]}`, 200,
 			[]string{`<context source=\"memory\" kind=\"data\">\nI like tea\n</context>`}},
+		{"remote plugin loads the plugins tools first", `{"model":"mock-agent","messages":[{"role":"user","content":"加一个远程插件 https://canteen.example.org/mcp"}],"tools":[{"type":"function","function":{"name":"plugins__use","parameters":{}}}]}`, 200,
+			[]string{`"name":"plugins__use"`}},
+		{"remote plugin opens the sheet for the message's URL", `{"model":"mock-agent","messages":[{"role":"user","content":"加一个远程插件 https://canteen.example.org/mcp"},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"plugins__use","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"{}"}],"tools":[{"type":"function","function":{"name":"plugins__use","parameters":{}}},{"type":"function","function":{"name":"plugins__installRemote","parameters":{}}}]}`, 200,
+			[]string{`"name":"plugins__installRemote"`, `\"url\":\"https://canteen.example.org/mcp\"`}},
 		{"wrong model", `{"model":"gpt-4","messages":[]}`, 404, []string{`"model_not_found"`}},
 		{"not JSON", `{`, 400, []string{`"invalid_request_error"`}},
 	}

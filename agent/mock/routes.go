@@ -70,6 +70,7 @@ func summary(s *State) string {
 // one-off reminder.
 func DefaultRoutes(now func() time.Time) []Route {
 	return []Route{
+		{Name: "remote plugin", Words: []string{"远程插件", "remote plugin"}, Plan: remotePlugin},
 		{Name: "authoring", Words: []string{"写插件", "write a plugin", "plugin"}, Plan: authoring},
 		{Name: "bad tool name", Words: []string{"badtool", "坏工具"}, Plan: func(s *State) Step {
 			switch s.Round() {
@@ -209,6 +210,26 @@ func authoring(s *State) Step {
 		fmt.Fprintf(&b, "\n- `%s`:%s", r.Tool, status)
 	}
 	return Step{Text: b.String()}
+}
+
+// remotePlugin loads the plugins tools and opens the add-remote-plugin sheet
+// for the first http(s) URL in the message (the demo canteen's by default);
+// the person adds it there, with a token if the server needs one.
+func remotePlugin(s *State) Step {
+	u := "http://127.0.0.1:8790/mcp"
+	for _, w := range strings.Fields(s.Message) {
+		if strings.HasPrefix(w, "https://") || strings.HasPrefix(w, "http://") {
+			u = w
+			break
+		}
+	}
+	switch s.Round() {
+	case 0:
+		return Step{Calls: []Call{{Tool: UseTool, Args: args(map[string]any{"plugin": "plugins"})}}}
+	case 1:
+		return Step{Calls: []Call{{Tool: "plugins__installRemote", Args: args(map[string]any{"url": u})}}}
+	}
+	return Step{Text: "我已打开添加远程插件的页面:" + u + "。加不加由你在那里决定。"}
 }
 
 // shuttle words a shuttle__next result: the next departures per direction.

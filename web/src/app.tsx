@@ -25,6 +25,9 @@ function Link({ href, children, ...rest }: any) {
 // --- running a tool as the user, with the host's confirmation when asked ---
 const effects: Record<string, Key> = { read: 'effect.read', write: 'effect.write', money: 'effect.money', public: 'effect.public', device: 'effect.device' };
 export function effectName(e: string) { return effects[e] ? t(effects[e]) : e; }
+// toolTitle is a tool's title in the page's language: the host sends the English one (titleEn)
+// next to the Chinese; without it, the Chinese title, then the tool's name.
+export function toolTitle(x: Record<string, any>): string { return (locale.value === 'en' && x.titleEn) || x.title || x.tool || x.name || ''; }
 export function argsText(input: any): string {
   if (!input || typeof input !== 'object') return '';
   return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
@@ -33,7 +36,7 @@ async function runAsUser(tool: string, args: any) {
   let r = await callTool(tool, args);
   if (r.status === 'confirm' && r.confirmation) {
     const c = r.confirmation;
-    const ok = window.confirm(t('confirm.ask', { title: c.title || c.tool || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
+    const ok = window.confirm(t('confirm.ask', { title: toolTitle(c) || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
     const a = await post(`/v1/confirmations/${encodeURIComponent(c.id)}`, { approve: ok });
     if (!ok) throw new Error(t('confirm.denied'));
     r = a;
@@ -256,6 +259,15 @@ function Chat({ id }: { id?: string }) {
         if (msg.role === 'assistant') for (const c of msg.toolCalls || []) out.push({ kind: 'tool', tool: c.name, done: true });
       }
       setItems(out);
+      // A stored conversation keeps the model's tool names only: the rows get their titles (both
+      // languages) from each plugin's tool list, one request per plugin.
+      const plugins = [...new Set(out.filter((x) => x.kind === 'tool').map((x) => String(x.tool).split('__')[0]))];
+      for (const pl of plugins) get(`/v1/ui/plugins/${encodeURIComponent(pl)}`).then((ui) => {
+        if (conv.current !== id) return;
+        const by: Record<string, any> = {};
+        for (const tl of ui.tools || []) by[pl + '__' + tl.name] = tl;
+        update((l) => l.map((x) => (x.kind === 'tool' && !x.title && by[x.tool] ? { ...x, title: by[x.tool].title, titleEn: by[x.tool].titleEn, effect: x.effect || by[x.tool].effect } : x)));
+      }).catch(() => {});
     }).catch((e) => say(errText(e)));
   }, [id]);
   // The live element is always last (and hidden between messages): keep the newest item in view.
@@ -275,9 +287,11 @@ function Chat({ id }: { id?: string }) {
     update((l) => {
       flush(l);
       switch (e.type) {
-        case 'tool_call': l.push({ kind: 'tool', id: e.callId, tool: e.tool, title: e.title, effect: e.effect, input: e.input }); break;
+        case 'tool_call': l.push({ kind: 'tool', id: e.callId, tool: e.tool, title: e.title, titleEn: e.titleEn, effect: e.effect, input: e.input }); break;
         case 'tool_result': {
-          const i = l.findIndex((x) => x.kind === 'tool' && x.id === e.callId);
+          // The newest unfinished row of that call id: a provider may reuse ids across rounds.
+          let i = l.length - 1;
+          while (i >= 0 && !(l[i].kind === 'tool' && l[i].id === e.callId && !l[i].done)) i--;
           if (i >= 0) l[i] = { ...l[i], done: true, error: e.error, untrusted: e.untrusted, result: e.result };
           if (e.tool === 'ui__render' && e.result?.document) l.push({ kind: 'ui', document: e.result.document });
           break;
@@ -335,11 +349,11 @@ function Chat({ id }: { id?: string }) {
             switch (it.kind) {
               case 'user': return <div key={i} class="msg user"><p>{it.text}</p></div>;
               case 'text': return <div key={i} class="msg bot" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />;
-              case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{it.title || it.tool}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}</div>;
+              case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{toolTitle(it)}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}{it.done && !it.error ? <ReviewAction tool={it.tool} result={it.result} /> : null}</div>;
               case 'ui': return <div key={i} class="inline-ui"><Drawn req={{ document: it.document }} /></div>;
               case 'confirm': return (
                 <div key={i} class="confirm-card" role="group" aria-label={t('confirm.title')}>
-                  <p class="title">{t('confirm.title')}: <strong>{it.title || it.tool}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
+                  <p class="title">{t('confirm.title')}: <strong>{toolTitle(it)}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
                   {argsText(it.input) ? <p class="args">{argsText(it.input)}</p> : null}
                   {it.why === 'ask' ? <p class="detail">{t('confirm.why.ask', { effect: effectName(it.effect) })}</p> : it.why === 'untrusted' ? <p class="detail">{t('confirm.why.untrusted')}</p> : null}
                   {it.answered ? <p class="answered">{t(it.answered === 'approved' ? 'confirm.approved' : 'confirm.denied')}</p> : (
@@ -369,6 +383,25 @@ function Chat({ id }: { id?: string }) {
   );
 }
 
+// ReviewAction turns a plugins__install or plugins__installRemote result into the way to its
+// review sheet: a link's review opens /install?link=…, a remote server's /install?remote=…, a
+// draft's (source draft:<hash>, which only this host holds) opens inline from the result. It
+// only opens the sheet: installing is the person's button on it, never the assistant's.
+export function ReviewAction({ tool, result }: { tool: string; result: any }) {
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  if (!result || typeof result !== 'object' || result.opened !== true) return null;
+  const web = (u: unknown) => typeof u === 'string' && /^https?:\/\//i.test(u);
+  if (tool === 'plugins__installRemote') return web(result.url) ? <Link class="btn review-action" href={'/install?remote=' + encodeURIComponent(result.url)}>{t('chat.openReview')}</Link> : null;
+  if (tool !== 'plugins__install') return null;
+  const rv = result.review;
+  const src = typeof result.source === 'string' ? result.source : '';
+  if (web(src)) return <Link class="btn review-action" href={'/install?link=' + encodeURIComponent(src)}>{t('chat.openReview')}</Link>;
+  if (!src.startsWith('draft:') || !rv || typeof rv.hash !== 'string') return null;
+  return open ? <div class="inline-review"><ReviewSheet rv={rv} src={src} busy={busy} setBusy={setBusy} onCancel={() => setOpen(false)} /></div>
+    : <button type="button" class="review-action" onClick={() => setOpen(true)}>{t('chat.openReview')}</button>;
+}
+
 function Question({ it, onAnswer }: { it: Item; onAnswer: (v: Record<string, any> | null) => void }) {
   const fields: any[] = Array.isArray(it.fields) && it.fields.length ? it.fields : [{ name: 'code', label: it.qkind === 'verification_required' ? t('question.code') : t('question.answer') }];
   const [vals, setVals] = useState<Record<string, string>>({});
@@ -383,6 +416,7 @@ function Question({ it, onAnswer }: { it: Item; onAnswer: (v: Record<string, any
 }
 
 import { Plugins, PluginPage, Install, Settings } from './plugins';
+import { ReviewSheet } from './install';
 
 function Nav() {
   const r = route.value;

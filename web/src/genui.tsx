@@ -66,7 +66,7 @@ function Ring({ value, max, label, caption, tone }: any) {
   );
 }
 
-function QR({ value, label }: { value: string; label?: string }) {
+function QR({ value, label, share }: { value: string; label?: string; share?: boolean }) {
   const s = text(value).slice(0, 1000);
   let cells: boolean[][] = [];
   try {
@@ -83,7 +83,32 @@ function QR({ value, label }: { value: string; label?: string }) {
     <figure class="g-qr">
       <svg viewBox={`0 0 ${n + 4} ${n + 4}`} role="img" aria-label={label || s} shape-rendering="crispEdges"><rect width={n + 4} height={n + 4} class="bg" /><path d={d} /></svg>
       {label ? <figcaption>{text(label)}</figcaption> : null}
+      {share && s ? <ShareActions value={s} /> : null}
     </figure>
+  );
+}
+
+// ShareActions are a QRCode's "Copy link" and "Share…" (share: true): the code's text goes to the
+// clipboard or the system share sheet on this device only, never back to the host or the model.
+// "Share…" is there only where the browser has navigator.share.
+function ShareActions({ value }: { value: string }) {
+  const [note, setNote] = useState('');
+  const link = /^https?:\/\//i.test(value);
+  const copy = async () => {
+    try { await navigator.clipboard.writeText(value); setNote(t(link ? 'qr.copied' : 'qr.copiedText')); } catch { setNote(t('qr.copyFailed')); }
+  };
+  const canShare = typeof navigator.share === 'function';
+  const shareIt = async () => {
+    try { await navigator.share(link ? { url: value } : { text: value }); } catch (e) { if ((e as Error)?.name !== 'AbortError') setNote(t('qr.shareFailed')); }
+  };
+  return (
+    <div class="g-qr-share">
+      <div class="actions">
+        <button type="button" class="qr-copy" onClick={copy}>{t(link ? 'qr.copyLink' : 'qr.copyText')}</button>
+        {canShare ? <button type="button" class="qr-share" onClick={shareIt}>{t('qr.share')}</button> : null}
+      </div>
+      <p class="detail" role="status">{note}</p>
+    </div>
   );
 }
 
@@ -233,7 +258,7 @@ export function Draw({ node, ctx }: { node: GNode; ctx: Ctx }): any {
     case 'Divider': return <hr class="g-divider" />;
     case 'Button': return <GButton node={node} ctx={ctx} />;
     case 'Field': return <Field node={node} ctx={ctx} />;
-    case 'QRCode': return <QR value={node.value} label={node.label} />;
+    case 'QRCode': return <QR value={node.value} label={node.label} share={node.share === true} />;
     case 'Skeleton': return <Skeleton rows={Math.max(1, Math.min(8, Number(node.lines) || 3))} />;
     case 'Switch': return <Switch node={node} ctx={ctx} />;
     case 'Segmented': return <Segmented node={node} ctx={ctx} />;

@@ -2,7 +2,7 @@
 // remote plugin (an MCP server's URL and token). Every way ends on a review sheet; nothing is
 // installed before the person confirms it, and the host installs exactly what was reviewed
 // (the plugin's hash, or the remote server's description's hash).
-import { useState } from 'preact/hooks';
+import { useState, useEffect } from 'preact/hooks';
 import { post, APIError } from './api';
 import { t, locale, Key } from './i18n';
 import { say, errText, go, effectName } from './app';
@@ -20,6 +20,9 @@ export function Install() {
     setBusy(true);
     try { setRv(await post('/v1/reviews', { source: link.trim(), lang: locale.value === 'en' ? 'en' : 'zh-Hans' })); } catch (e) { say(errText(e)); } finally { setBusy(false); }
   };
+  // /install?link=URL (the chat's "Open the review sheet" on a plugins__install result) reviews the link
+  // at once: reviewing only reads it; installing stays the person's button on the sheet.
+  useEffect(() => { if (q.get('link')) review(q.get('link') || ''); }, []);
   const pick = (m: Method) => { setMethod(m); setRv(null); };
   const methods: [Method, Key][] = [['link', 'install.byLink'], ['qr', 'install.byQR'], ['remote', 'install.byRemote']];
   return (
@@ -78,7 +81,7 @@ function QRPick({ busy, onLink }: { busy: boolean; onLink: (link: string) => voi
 
 // ReviewSheet is the same review sheet as the CLI's: Official/Community, campus services,
 // websites, app features, cloud, every tool with summary and effect, and the hash installed.
-function ReviewSheet({ rv, src, busy, setBusy, onCancel }: { rv: any; src: string; busy: boolean; setBusy: (b: boolean) => void; onCancel: () => void }) {
+export function ReviewSheet({ rv, src, busy, setBusy, onCancel }: { rv: any; src: string; busy: boolean; setBusy: (b: boolean) => void; onCancel: () => void }) {
   const en = locale.value === 'en';
   const install = async () => {
     setBusy(true);

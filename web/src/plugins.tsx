@@ -8,9 +8,22 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post, put, del, callTool, setToken, token } from './api';
 import { t, locale, langChoice, themeChoice, setLang, setTheme, Key } from './i18n';
 import { Skeleton, Icon } from './genui';
-import { say, errText, Link, go, effectName } from './app';
+import { say, errText, Link, go, effectName, toolTitle } from './app';
 import { AIProvider } from './provider';
 import { CloudSettings, PluginCloud } from './cloud';
+import { formatRelative, formatLocalDateTime, toMs } from './format';
+
+// word is the page language's word for an audit entry's actor or outcome (the host's code when
+// the app has none for it).
+const word = (prefix: string, code: unknown) => { const k = prefix + String(code ?? ''); const w = t(k as Key); return w === k ? String(code ?? '') : w; };
+
+// AuditTime is an audit entry's time as package i18n writes it: relative within the week ("3 分钟前"), else the date and clock.
+function AuditTime({ at }: { at: unknown }) {
+  const ms = toMs(at);
+  if (isNaN(ms)) return null;
+  return <time dateTime={String(at)} title={formatLocalDateTime(ms, locale.value)}>{formatRelative(ms, Date.now(), locale.value)}</time>;
+}
+
 
 const kindKey = (k: string): Key => (k === 'builtin' ? 'kind.builtin' : k === 'remote' ? 'kind.remote' : 'kind.document');
 
@@ -74,7 +87,7 @@ export function PluginPage({ id }: { id: string }) {
   const en = locale.value === 'en';
   return (
     <main id="main" tabIndex={-1} class="plugin-page">
-      <div class="page-head"><h1>{p.name}</h1></div>
+      <div class="page-head"><h1>{(en && ui?.nameEn) || p.name}</h1></div>
       <p class="meta"><span class={`badge ${p.official ? 'official' : 'community'}`}>{t(p.official ? 'plugins.official' : 'plugins.community')}</span> <span class="badge">{t(kindKey(p.kind))}</span> {p.version} {p.note ? <span class="detail">{p.note}</span> : null}</p>
       {p.problem ? <p class="state error" role="alert">{p.problem}</p> : null}
       <div class="actions wrap">
@@ -98,14 +111,14 @@ export function PluginPage({ id }: { id: string }) {
       ) : null}
       <PluginCloud id={id} />
       <section aria-labelledby="tools-h"><h2 id="tools-h">{t('plugins.tools')}</h2>
-        <ul class="rows">{(ui?.tools || p.declarations?.tools || []).map((tl: any) => <li class="row"><span class="name">{tl.title || tl.name}<small>{tl.name}</small></span><span class="meta"><span class={`effect e-${tl.effect}`}>{effectName(tl.effect)}</span>{tl.userOnly ? <span class="badge">{t('plugins.userOnly')}</span> : null}{tl.untrusted ? <span class="badge warn">{t('chat.untrusted')}</span> : null}</span></li>)}</ul>
+        <ul class="rows">{(ui?.tools || p.declarations?.tools || []).map((tl: any) => <li class="row"><span class="name">{toolTitle(tl)}<small>{tl.name}</small></span><span class="meta"><span class={`effect e-${tl.effect}`}>{effectName(tl.effect)}</span>{tl.userOnly ? <span class="badge">{t('plugins.userOnly')}</span> : null}{tl.untrusted ? <span class="badge warn">{t('chat.untrusted')}</span> : null}</span></li>)}</ul>
       </section>
       {ui?.widgets?.length ? <section aria-labelledby="w-h"><h2 id="w-h">{t('plugins.widgets')}</h2><ul class="rows">{ui.widgets.map((w: any) => <li class="row"><span class="name">{(en && w.titleEn) || w.title || w.name}</span><span class="meta">{w.sizes.map((s: string) => t(('size.' + s) as Key)).join(' · ')}<button type="button" onClick={() => act(() => callTool('dashboard__upsertWidget', { widget: `${id}.${w.name}`, size: w.sizes.includes('md') ? 'md' : w.sizes[0] }), 'dashboard.added')}>{t('dashboard.addThis')}</button></span></li>)}</ul></section> : null}
       {ui?.screens?.length ? <section aria-labelledby="s-h"><h2 id="s-h">{t('plugins.screens')}</h2><ul class="rows">{ui.screens.map((s: any) => <li><Link class="row" href={`/p/${e}/${encodeURIComponent(s.name)}`}>{(en && s.titleEn) || s.title || s.name}</Link></li>)}</ul></section> : null}
       {ui?.settings?.length ? <section aria-labelledby="set-h"><h2 id="set-h">{t('plugins.settingsRows')}</h2><ul class="rows">{ui.settings.map((s: any) => <li><Link class="row" href={`/p/${e}/${encodeURIComponent(s.screen)}`}><span class="name">{s.title}<small>{s.subtitle}</small></span></Link></li>)}</ul></section> : null}
       {ui?.dataSources?.length ? <section aria-labelledby="ds-h"><h2 id="ds-h">{t('plugins.dataSources')}</h2><ul class="rows">{ui.dataSources.map((d: any) => <li class="row"><span class="name">{d.title || d.name}<small>{d.tool}</small></span><span class="meta">{d.ttlSeconds ? t('plugins.ttl', { minutes: Math.round(d.ttlSeconds / 60) }) : ''}</span></li>)}</ul></section> : null}
       <section aria-labelledby="a-h"><h2 id="a-h">{t('plugins.audit')}</h2>
-        {audit.length === 0 ? <p class="detail">{t('plugins.noAudit')}</p> : <ul class="rows">{audit.map((a: any) => <li class="row"><span class="name">{a.tool}<small>{a.actor} · {new Date(a.at || a.time || a.ts).toLocaleString(locale.value)}</small></span><span class="meta">{a.decision || a.outcome || a.status || ''}</span></li>)}</ul>}
+        {audit.length === 0 ? <p class="detail">{t('plugins.noAudit')}</p> : <ul class="rows">{audit.map((a: any) => { const tl = (ui?.tools || []).find((x: any) => x.name === a.tool); return <li class="row"><span class="name">{tl ? toolTitle(tl) : a.tool}<small>{word('audit.actor.', a.actor)} · <AuditTime at={a.at} /></small></span><span class="meta" title={a.error || undefined}>{word('audit.outcome.', a.outcome)}</span></li>; })}</ul>}
       </section>
     </main>
   );

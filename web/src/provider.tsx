@@ -5,11 +5,13 @@
 // choice from the assistant's next answer on.
 import { useEffect, useState } from 'preact/hooks';
 import { get, put, post } from './api';
-import { t } from './i18n';
+import { t, locale } from './i18n';
 import { say, errText } from './app';
 import { Skeleton } from './genui';
 
-interface Preset { name: string; title: string; baseURL: string; model: string; keyURL?: string }
+interface Preset { name: string; title: string; titleZh?: string; baseURL: string; model: string; keyURL?: string }
+// presetTitle is a preset's title in the page's language (the host sends English and zh-Hans).
+const presetTitle = (x: Preset) => (locale.value === 'en' ? x.title : x.titleZh || x.title);
 
 export function AIProvider() {
   const [cur, setCur] = useState<any>(null);
@@ -66,7 +68,7 @@ export function AIProvider() {
       {env ? <p class="warn" role="note">{t('ai.fromEnv')}</p> : null}
       <div class="g-field"><label for="ai-preset">{t('ai.preset')}</label>
         <select id="ai-preset" value={preset} onChange={(e) => choose((e.target as HTMLSelectElement).value)}>
-          {presets.map((x) => <option value={x.name}>{x.title}</option>)}
+          {presets.map((x) => <option value={x.name}>{presetTitle(x)}</option>)}
           <option value="">{t('ai.custom')}</option>
         </select>
       </div>
@@ -75,7 +77,7 @@ export function AIProvider() {
       <div class="g-field"><label for="ai-key">{t('ai.key')}</label>
         <input id="ai-key" type="password" autocomplete="off" spellcheck={false} value={key} aria-describedby="ai-key-hint" {...invalid('apiKey')}
           placeholder={cur.key?.set ? t('ai.keyKeep') : ''} onInput={(e) => { setKey((e.target as HTMLInputElement).value); setResult(null); }} />
-        <small id="ai-key-hint" class="detail">{t('ai.keyHint')}{p?.keyURL ? <> <a href={p.keyURL} target="_blank" rel="noopener noreferrer">{t('ai.getKey', { service: p.title })}</a></> : null}</small>
+        <small id="ai-key-hint" class="detail">{t('ai.keyHint')}{p?.keyURL ? <> <a href={p.keyURL} target="_blank" rel="noopener noreferrer">{t('ai.getKey', { service: presetTitle(p) })}</a></> : null}</small>
       </div>
       {problem ? <p id="ai-problem" class="state error" role="alert">{problem.text}</p> : null}
       <div class="actions wrap">
