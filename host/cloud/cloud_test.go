@@ -190,6 +190,7 @@ func TestOffline(t *testing.T) {
 	m, _ := newManager(t)
 	mustUse(t, m, pr.URL)
 	d := storeDecl("counter", true, "store", "functions")
+	d.Functions = []string{"stats"}
 	p, _ := m.Plugin(d)
 	if _, err := m.Allow(ctx, d); err != nil {
 		t.Fatal(err)
@@ -605,7 +606,7 @@ func TestConsentCoversTheDocumentVersion(t *testing.T) {
 	m, _ := newManager(t)
 	mustUse(t, m, pr.URL)
 	v1 := &plugin.Plugin{Source: "https://github.com/student/fn/tree/main/fn", Hash: "sha256:" + strings.Repeat("1", 64),
-		Manifest: &plugin.Manifest{ID: "fn", Server: &plugin.Server{}, Cloud: &plugin.Cloud{DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}}
+		Manifest: &plugin.Manifest{ID: "fn", Server: &plugin.Server{Functions: []*plugin.ServerFunction{{Tool: &plugin.Tool{Name: "stats"}}}}, Cloud: &plugin.Cloud{DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}}
 	d1 := DeclOfPlugin(v1)
 	if d1.Document == nil || d1.Document.Hash != v1.Hash || !slices.Contains(d1.Uses, "functions") {
 		t.Fatalf("decl = %+v", d1)
@@ -630,4 +631,78 @@ func TestConsentCoversTheDocumentVersion(t *testing.T) {
 	if out, err := m.CallFor(ctx, &v2, "stats", nil); err != nil || !strings.Contains(string(out), strings.Repeat("2", 64)) {
 		t.Fatalf("call of the new version = %s, %v", out, err)
 	}
+}
+
+// A plugin calls only the server functions its document declares (cloud.functions, else its
+// server: section), refused before any request; a consent covers those names, and an update
+// that declares one more asks again.
+func TestCallOnlyDeclaredFunctions(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, true)
+	m, _ := newManager(t)
+	mustUse(t, m, pr.URL)
+	fns := func(names ...string) []*plugin.ServerFunction {
+		var out []*plugin.ServerFunction
+		for _, n := range names {
+			out = append(out, &plugin.ServerFunction{Tool: &plugin.Tool{Name: n}})
+		}
+		return out
+	}
+	v1 := &plugin.Plugin{Source: "https://github.com/student/fn/tree/main/fn", Hash: "sha256:" + strings.Repeat("1", 64),
+		Manifest: &plugin.Manifest{ID: "fn", Server: &plugin.Server{Functions: fns("stats", "hidden")},
+			Cloud: &plugin.Cloud{Functions: []string{"stats"}, DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}}
+	d1 := DeclOfPlugin(v1)
+	if !slices.Equal(d1.Functions, []string{"stats"}) || !slices.Contains(d1.Uses, "functions") {
+		t.Fatalf("decl = %+v", d1)
+	}
+	if _, err := m.Allow(ctx, d1); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := m.ConsentOf(ctx, "fn"); c == nil || !slices.Equal(c.Functions, []string{"stats"}) {
+		t.Fatalf("consent = %+v", c)
+	}
+	if _, err := m.CallFor(ctx, v1, "stats", nil); err != nil {
+		t.Fatal(err)
+	}
+	before := pr.count("POST /v1/fn/fn/hidden")
+	for _, fn := range []string{"hidden", "Stats", "stats2", "../stats", ""} {
+		_, err := m.CallFor(ctx, v1, fn, nil)
+		wantCode(t, err, CodeNotDeclared)
+	}
+	if pr.count("POST /v1/fn/fn/hidden") != before {
+		t.Fatal("an undeclared function reached the provider")
+	}
+	// The same document with no cloud.functions: every server function is declared.
+	all := *v1
+	all.Manifest = &plugin.Manifest{ID: "fn", Server: v1.Manifest.Server, Cloud: &plugin.Cloud{DisclosureZh: []string{"x"}}}
+	if d := DeclOfPlugin(&all); !slices.Equal(d.Functions, []string{"stats", "hidden"}) {
+		t.Fatalf("decl without cloud.functions = %+v", d.Functions)
+	}
+	// An update (same hash for the test's sake) that lists one more function asks again.
+	v2 := *v1
+	v2.Manifest = &plugin.Manifest{ID: "fn", Server: v1.Manifest.Server,
+		Cloud: &plugin.Cloud{Functions: []string{"stats", "hidden"}, DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}
+	_, err := m.CallFor(ctx, &v2, "stats", nil)
+	wantCode(t, err, CodeConsentRequired)
+	if _, err := m.Allow(ctx, DeclOfPlugin(&v2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CallFor(ctx, &v2, "hidden", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Without server:, cloud.functions alone declares functions the provider runs.
+	ext := &plugin.Plugin{Source: "https://github.com/student/ext/tree/main/ext", Hash: "sha256:" + strings.Repeat("3", 64),
+		Manifest: &plugin.Manifest{ID: "ext", Cloud: &plugin.Cloud{Functions: []string{"lookup"}, DisclosureZh: []string{"x"}}}}
+	de := DeclOfPlugin(ext)
+	if !slices.Contains(de.Uses, "functions") || de.Document == nil {
+		t.Fatalf("decl of a cloud.functions-only plugin = %+v", de)
+	}
+	if _, err := m.Allow(ctx, de); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := m.CallFor(ctx, ext, "lookup", 1); err != nil || !strings.Contains(string(out), `"lookup"`) {
+		t.Fatalf("call = %s, %v", out, err)
+	}
+	_, err = m.CallFor(ctx, ext, "stats", nil)
+	wantCode(t, err, CodeNotDeclared)
 }

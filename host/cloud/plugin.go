@@ -172,12 +172,16 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 
 // Call runs the plugin's server function fn with input (any JSON-able value) and returns its
 // output as JSON (seed 003 "服务端函数"; the `cloud.call` ability). It needs `functions` in the
-// plugin's uses (a `server:` section implies it). Offline it fails at once with CodeOffline:
+// plugin's uses (a `server:` section or cloud.functions implies it) and fn among the
+// declaration's Functions (CodeNotDeclared otherwise, before any request). Offline it fails at once with CodeOffline:
 // a call is never queued.
 func (p *Plugin) Call(ctx context.Context, fn string, input any) (json.RawMessage, error) {
 	cp, err := p.gate(ctx, protocol.ServiceFunctions)
 	if err != nil {
 		return nil, err
+	}
+	if !slices.Contains(p.decl.Functions, fn) {
+		return nil, errf(p.decl.Plugin, CodeNotDeclared, "the manifest declares no server function %q (cloud.functions, or the server: section)", fn)
 	}
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()

@@ -337,6 +337,9 @@ func writeDisclosure(w io.Writer, lang msg.Lang, p *cloud.Panel) {
 	}
 	fmt.Fprintln(w, lang.T(msg.CloudConsentE2E, badge))
 	fmt.Fprintln(w, lang.T(msg.CloudConsentUses, strings.Join(p.Uses, ", ")))
+	if len(p.Functions) > 0 {
+		fmt.Fprintln(w, lang.T(msg.CloudConsentFunctions, strings.Join(p.Functions, ", ")))
+	}
 	if p.Backend != "" {
 		fmt.Fprintln(w, lang.T(msg.CloudBackend, p.Backend))
 	}
