@@ -706,3 +706,65 @@ func TestCallOnlyDeclaredFunctions(t *testing.T) {
 	_, err = m.CallFor(ctx, ext, "stats", nil)
 	wantCode(t, err, CodeNotDeclared)
 }
+
+// The panel's quota counts the plugin's keys on the provider when it can (the protocol lists
+// keys but reports no sizes): keys this device's mirror lost are counted, another plugin's are
+// not; the bytes stay the mirror's estimate, and offline or before consent the keys are too.
+func TestUsageCountsKeysOnTheProvider(t *testing.T) {
+	ctx := context.Background()
+	pr := newProvider(t, false)
+	m, db := newManager(t)
+	mustUse(t, m, pr.URL)
+	a, b := storeDecl("counter", true), storeDecl("other", false)
+	pa, _ := m.Plugin(a)
+	pb, _ := m.Plugin(b)
+	if p, err := m.Panel(ctx, a); err != nil || p.Usage.KeysFrom != FromMirror || p.Usage.Keys != 0 {
+		t.Fatalf("panel before consent = %+v, %v", p, err)
+	}
+	for _, d := range []*Decl{a, b} {
+		if _, err := m.Allow(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"a", "b", "history/1"} {
+		if _, err := pa.Store().Put(ctx, k, k, PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"x", "y", "z", "w"} {
+		if _, err := pb.Store().Put(ctx, k, 1, PutOptions{Plaintext: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The mirror loses two of counter's keys (as after a restore of the host's data).
+	if _, err := db.SQL.ExecContext(ctx, `DELETE FROM cloud_mirror WHERE plugin = 'counter' AND k != 'a'`); err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Panel(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := p.Usage
+	if u.Keys != 3 || u.KeysFrom != FromProvider || u.BytesFrom != FromMirror || u.Bytes == 0 || u.MaxKeys == 0 {
+		t.Fatalf("online usage = %+v", u)
+	}
+	mirrorOnly, _ := m.Usage(ctx, "counter")
+	if mirrorOnly.Keys != 1 || u.Bytes != mirrorOnly.Bytes {
+		t.Fatalf("mirror usage = %+v, panel %+v", mirrorOnly, u)
+	}
+	// Withdrawn: the panel lists nothing with the plugin's token.
+	if err := m.Revoke(ctx, "counter"); err != nil {
+		t.Fatal(err)
+	}
+	before := pr.count("GET /v1/store")
+	if p, _ := m.Panel(ctx, a); p.Usage.KeysFrom != FromMirror || p.Usage.Keys != 1 || pr.count("GET /v1/store") != before {
+		t.Fatalf("usage after revoking = %+v", p.Usage)
+	}
+	if _, err := m.Allow(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	pr.stop()
+	if p, _ := m.Panel(ctx, a); p.Usage.KeysFrom != FromMirror || p.Usage.Keys != 1 {
+		t.Fatalf("offline usage = %+v", p.Usage)
+	}
+}

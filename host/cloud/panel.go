@@ -37,7 +37,11 @@ func (m *Manager) Panel(ctx context.Context, d *Decl) (*Panel, error) {
 	}
 	p.Status = m.status(ctx, d)
 	p.Consented = p.Status.Consented
-	if p.Usage, err = m.Usage(ctx, d.Plugin); err != nil {
+	usage := m.Usage
+	if p.Status.Consented && p.Status.Online {
+		usage = func(ctx context.Context, _ string) (Usage, error) { return m.UsageOf(ctx, d) }
+	}
+	if p.Usage, err = usage(ctx, d.Plugin); err != nil {
 		return nil, err
 	}
 	return p, nil

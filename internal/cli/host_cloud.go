@@ -249,7 +249,15 @@ func cloudStatusCmd(env *Env) int {
 		if !p.Status.Available {
 			st = whyText(c.lang, p.Provider, p.Status)
 		}
-		used := fmt.Sprintf("%d/%d keys, %d/%d B", p.Usage.Keys, p.Usage.MaxKeys, p.Usage.Bytes, p.Usage.MaxBytes)
+		// "≈" marks a figure counted from this device's mirror, not on the provider.
+		approx := func(from string) string {
+			if from == cloud.FromProvider {
+				return ""
+			}
+			return "≈"
+		}
+		used := fmt.Sprintf("%s%d/%d keys, %s%d/%d B", approx(p.Usage.KeysFrom), p.Usage.Keys, p.Usage.MaxKeys,
+			approx(p.Usage.BytesFrom), p.Usage.Bytes, p.Usage.MaxBytes)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Plugin, strings.Join(p.Uses, ","), e2e, consent, st, used)
 	}
 	if err := tw.Flush(); err != nil {
