@@ -194,7 +194,7 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		return nil, false, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)}
+		return nil, false, interp.Wrap(KindTool, fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err), err)
 	}
 	return v, c.Untrusted, nil
 }

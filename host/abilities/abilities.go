@@ -137,7 +137,9 @@ func (s *Set) Call(ctx context.Context, c interp.AbilityCall) (any, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, abilityErr(name, err.Error())
+		// The handler's error stays reachable (errors.As): a Cloud refusal keeps the consent
+		// request the faces turn into the consent panel.
+		return nil, interp.Wrap(interp.KindAbility, "ability "+name+": "+err.Error(), err)
 	}
 	return v, nil
 }

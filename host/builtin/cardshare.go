@@ -140,6 +140,12 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	if err != nil {
 		return CardShareStatus{}, Errorf("%v", err)
 	}
+	// requestConsent(): without the person's consent the call fails consent_required with the
+	// request the faces turn into the host's consent panel (the web app shows it over this
+	// screen and starts again once allowed; the CLI names `harness cloud consent card-share on`).
+	if err := cp.RequestConsent(c); err != nil {
+		return CardShareStatus{}, err
+	}
 	if st := cp.Status(c); !st.Available {
 		return CardShareStatus{}, Errorf("Cloud is not available to card-share: %s (Settings → Cloud, or harness cloud use URL and harness cloud consent card-share on)", st.Reason)
 	}

@@ -147,15 +147,8 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 	if err != nil {
 		return nil, err
 	}
-	if base == "" {
-		return nil, errf(id, CodeUnavailable, "no Cloud provider is set (Settings → Cloud, or `harness cloud use URL`)")
-	}
-	ok, err := p.m.Consented(ctx, &p.decl)
-	if err != nil {
+	if err := p.consent(ctx, base); err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, errf(id, CodeConsentRequired, "allow this plugin to use Cloud with %s first (Settings → Cloud, or `harness cloud consent %s on`)", hostOf(base), id)
 	}
 	if !slices.Contains(p.decl.Uses, service) {
 		return nil, errf(id, CodeNotDeclared, "the manifest's cloud.uses does not list %s", service)
@@ -168,6 +161,42 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 	}
 	services := tokenServices(meta, p.decl.Uses)
 	return p.m.scope(ctx, id, services, p.doc)
+}
+
+// consent checks that a provider is set and the person allowed the plugin with it: the two
+// refusals carry the ConsentAsk a face turns into the consent panel.
+func (p *Plugin) consent(ctx context.Context, base string) error {
+	id := p.decl.Plugin
+	if base == "" {
+		e := errf(id, CodeUnavailable, "no Cloud provider is set (Settings → Cloud, or `harness cloud use URL`)")
+		e.Ask = askFor(id, "")
+		return e
+	}
+	ok, err := p.m.Consented(ctx, &p.decl)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		e := errf(id, CodeConsentRequired, "allow this plugin to use Cloud with %s first (Settings → Cloud, or `harness cloud consent %s on`)", hostOf(base), id)
+		e.Ask = askFor(id, hostOf(base))
+		return e
+	}
+	return nil
+}
+
+// RequestConsent is cloud.requestConsent() for a built-in's tool or screen (seed 003 "插件指南"
+// §2): nil at once when the person already allowed the plugin with the current provider;
+// otherwise an *Error with CodeConsentRequired (CodeUnavailable when no provider is set) whose
+// Ask is the request to show the host's consent panel. It never grants by itself: the host's
+// API answers the call `consent_required` with the Ask, the web app shows the Settings → Cloud
+// panel over the screen and runs the tool again once the person allowed, and the CLI names
+// `harness cloud consent PLUGIN on`. It makes no request to the provider.
+func (p *Plugin) RequestConsent(ctx context.Context) error {
+	base, err := p.m.Provider(ctx)
+	if err != nil {
+		return err
+	}
+	return p.consent(ctx, base)
 }
 
 // Call runs the plugin's server function fn with input (any JSON-able value) and returns its

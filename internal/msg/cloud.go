@@ -26,13 +26,17 @@ const (
 	CloudBackend     Key = "cloud.backend"      // %[1]s the external backend URL
 	// CloudConsentFunctions lists the server functions a consent covers: %[1]s the names.
 	CloudConsentFunctions Key = "cloud.consent.functions"
-	CloudConsentOff       Key = "cloud.consent.off" // %[1]s plugin
-	CloudNoDecl           Key = "cloud.noDecl"      // %[1]s plugin
-	CloudNoProvider       Key = "cloud.noProvider"  //
-	CloudCleared          Key = "cloud.cleared"     // %[1]s plugin
-	CloudForgotten        Key = "cloud.forgotten"   // %[1]s provider host
-	CloudForgetAsk        Key = "cloud.forget.ask"  // %[1]s provider host
-	CloudNotForgot        Key = "cloud.forget.no"   //
+	// CloudConsentAsk is requestConsent() on the CLI: %[1]s the plugin, %[2]s the provider host.
+	CloudConsentAsk Key = "cloud.consent.ask"
+	// CloudConsentAskSetup is requestConsent() with no provider set: %[1]s the plugin.
+	CloudConsentAskSetup Key = "cloud.consent.askSetup"
+	CloudConsentOff      Key = "cloud.consent.off" // %[1]s plugin
+	CloudNoDecl          Key = "cloud.noDecl"      // %[1]s plugin
+	CloudNoProvider      Key = "cloud.noProvider"  //
+	CloudCleared         Key = "cloud.cleared"     // %[1]s plugin
+	CloudForgotten       Key = "cloud.forgotten"   // %[1]s provider host
+	CloudForgetAsk       Key = "cloud.forget.ask"  // %[1]s provider host
+	CloudNotForgot       Key = "cloud.forget.no"   //
 
 	CloudWhyNoProvider Key = "cloud.why.noProvider" //
 	CloudWhyConsent    Key = "cloud.why.consent"    //
@@ -64,6 +68,8 @@ func init() {
 		CloudConsentUses:      {"用到的服务：%[1]s", "services used: %[1]s"},
 		CloudBackend:          {"外部后端：%[1]s（数据也会发到这里）", "external backend: %[1]s (data goes there too)"},
 		CloudConsentFunctions: {"服务端函数：%[1]s", "server functions: %[1]s"},
+		CloudConsentAsk:       {"%[1]s 需要你同意才能使用云服务 %[2]s：运行 harness cloud consent %[1]s on（会先列出哪些数据会离开本机）", "%[1]s needs your consent to use Cloud with %[2]s: run harness cloud consent %[1]s on (it shows first what data leaves this device)"},
+		CloudConsentAskSetup:  {"%[1]s 要使用云服务，但还没有设置服务商：先运行 harness cloud use URL，再运行 harness cloud consent %[1]s on", "%[1]s uses Cloud, and no provider is set: run harness cloud use URL, then harness cloud consent %[1]s on"},
 		CloudConsentOn:        {"已允许 %[1]s 使用云服务 %[2]s", "allowed %[1]s to use Cloud provider %[2]s"},
 		CloudConsentOff:       {"已不再允许 %[1]s 使用云服务；它的云服务调用会被拒绝", "%[1]s may no longer use Cloud; its cloud calls are refused"},
 		CloudNoDecl:           {"插件 %[1]s 不使用云服务（清单里没有 cloud 段）", "plugin %[1]s does not use Cloud (no cloud: section in its manifest)"},
