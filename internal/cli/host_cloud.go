@@ -393,6 +393,12 @@ func cloudForgetCmd(env *Env) int {
 	return ExitOK
 }
 
+// CloudRoutes adds the Cloud settings routes of docs/HOST-API.md ("Cloud") to srv, as `harness
+// serve` does: for a program (a browser test) that serves the web app in process.
+func CloudRoutes(ctx context.Context, h *host.Host, srv *api.Server) error {
+	return cloudRoutes(ctx, h, srv)
+}
+
 // cloudRoutes adds the Cloud settings routes of docs/HOST-API.md ("Cloud") to `harness serve`.
 func cloudRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 	m := cloud.For(h.Store())
