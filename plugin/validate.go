@@ -1014,6 +1014,9 @@ func (v *validator) ability(tc *toolCtx, s *Step) {
 	if s.Ability == "" {
 		return
 	}
+	if !tc.server && s.Ability == "cloud.call" {
+		v.cloudCallFn(t, s)
+	}
 	if s.Op == "" {
 		errf("ability must be written group.op, such as todos.add")
 		return
@@ -1210,6 +1213,43 @@ func inputField(t *Tool, name string) *InputField {
 		}
 	}
 	return nil
+}
+
+// cloudCallFn checks a cloud.call whose args name nothing (a constant such as
+// "{ fn: 'stats', input: {} }"): its fn must be one of the plugin's callable server functions
+// (Manifest.CloudFunctions), since the host refuses any other. Args that depend on the run are
+// checked when the call is made.
+func (v *validator) cloudCallFn(t *Tool, s *Step) {
+	if s.Args == nil || s.Args.Expr == nil || len(s.Args.Expr.FreeNames()) > 0 {
+		return
+	}
+	val, err := s.Args.Expr.Eval(context.Background(), expr.MapVars{}, expr.NewBudget(10_000))
+	if err != nil {
+		return
+	}
+	obj, ok := val.(*expr.Object)
+	if !ok {
+		return
+	}
+	fn, ok := obj.Get("fn")
+	name, isStr := fn.(string)
+	if !ok || !isStr {
+		return
+	}
+	declared := v.m.CloudFunctions()
+	if !contains(declared, name) {
+		var uniq []string
+		for _, d := range declared {
+			if !contains(uniq, d) {
+				uniq = append(uniq, d)
+			}
+		}
+		list := "none"
+		if len(uniq) > 0 {
+			list = strings.Join(uniq, ", ")
+		}
+		v.terrAt(t, s.Args.Pos, s.Path, "ability cloud.call: fn %q is not a server function this plugin declares (cloud.functions or server.functions: %s)", name, list)
+	}
 }
 
 // functionNameRe is the protocol's FunctionName (seed 003 API reference).
