@@ -79,19 +79,20 @@ func TestCloudSettings(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#cloud form button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`.cloud-panel[data-plugin=cloud-notes] input[type=checkbox]:not([disabled])`)),
+		chromedp.WaitVisible(chromedp.CSS(`.cloud-panel[data-plugin="cloud-notes"] input[type=checkbox]:not([disabled])`)),
 	); err != nil {
 		t.Fatal(err)
 	}
+	// Every plugin that uses Cloud has its panel (card-share, built in, among them); this one is cloud-notes'.
 	host := strings.TrimPrefix(provider, "http://")
-	panel := text(t, ctx, `.cloud-panel[data-plugin=cloud-notes]`)
+	panel := text(t, ctx, `.cloud-panel[data-plugin="cloud-notes"]`)
 	for _, want := range []string{"cloud-notes", "服务商 " + host, "端到端加密", "笔记加密后保存在云端服务器", "服务器能看到你保存的时间", "用到的服务：store"} {
 		if !strings.Contains(panel, want) {
 			t.Errorf("the consent panel lacks %q: %q", want, panel)
 		}
 	}
 	shoot(t, ctx, "settings-cloud")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.cloud-panel[data-plugin=cloud-notes] input[type=checkbox]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.cloud-panel[data-plugin="cloud-notes"] input[type=checkbox]`))); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -105,7 +106,7 @@ func TestCloudSettings(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.cloud-panel[data-plugin=cloud-notes] input[type=checkbox]:checked`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.cloud-panel[data-plugin="cloud-notes"] input[type=checkbox]:checked`))); err != nil {
 		t.Fatalf("the switch does not show the consent: %v", err)
 	}
 	shoot(t, ctx, "settings-cloud-allowed")
