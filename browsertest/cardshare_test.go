@@ -28,6 +28,7 @@ import (
 	"github.com/pkuinfo/harness/host/campus/campustest"
 	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/internal/cli"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/web"
 )
@@ -170,6 +171,9 @@ func TestCardShareInChromium(t *testing.T) {
 	}
 	api.HandleStatic("GET /assets/", app)
 	web.Routes(api, h)
+	if err := cli.CloudRoutes(ctx, h, api); err != nil {
+		t.Fatal(err)
+	}
 	appSrv := httptest.NewServer(api)
 	defer appSrv.Close()
 	t.Run("app", func(t *testing.T) {
@@ -210,7 +214,24 @@ navigator.share = async (d) => { window.shared = d; };`}); err != nil {
 		}
 		waitFor(`document.body.innerText.includes('服务器能看到:分享的开始/结束时间、查看者的 IP') ? 'yes' : 'no'`, "the disclosure")
 		shoot(t, tab, "card-share-app-idle")
+		// requestConsent(): without the person's consent, start leads to the host's consent
+		// panel (the one of Settings → Cloud) over the screen; allowing there starts the share.
+		if err := m.Revoke(ctx, "card-share"); err != nil {
+			t.Fatal(err)
+		}
 		click("开始分享")
+		waitFor(`document.querySelector('.consent-ask .cloud-panel input[type=checkbox]:not([disabled])') ? 'yes' : 'no'`, "the consent panel")
+		ask := pageEval(`document.querySelector('.consent-ask').innerText`)
+		for _, want := range []string{"card-share", strings.TrimPrefix(hs.URL, "http://"), "端到端加密", "服务器能看到:分享的开始/结束时间、查看者的 IP", "channels"} {
+			if !strings.Contains(ask, want) {
+				t.Errorf("the consent panel lacks %q: %q", want, ask)
+			}
+		}
+		if ok, _ := m.Consented(ctx, cloud.DeclOf(builtin.Of(h, "card-share").Plugin.Manifest)); ok || strings.Contains(call("status", ""), `"sharing":true`) {
+			t.Fatal("asking for consent granted it or started a share")
+		}
+		shoot(t, tab, "card-share-app-consent")
+		pageEval(`(document.querySelector('.consent-ask .cloud-panel input[type=checkbox]').click(), '')`)
 		waitFor(`document.querySelector('figure.g-qr svg path') ? 'yes' : 'no'`, "the QR code of the link")
 		if got := pageEval(`(window.asked ?? []).join(' | ')`); !strings.Contains(got, "朋友拿到付款码就能用你的校园卡付钱") {
 			t.Errorf("start asked %q, want the money warning", got)

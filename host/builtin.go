@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
@@ -194,7 +195,12 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		return nil, false, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)}
+		msg := fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)
+		if ce := (*cloud.Error)(nil); errors.As(err, &ce) {
+			// A Cloud refusal stays reachable: its consent request becomes the consent panel.
+			return nil, false, interp.Wrap(KindTool, msg, err)
+		}
+		return nil, false, &interp.Error{Kind: KindTool, Msg: msg}
 	}
 	return v, c.Untrusted, nil
 }

@@ -52,7 +52,7 @@ func (h *Host) runFunction(ctx context.Context, p *plugin.Plugin, t *plugin.Tool
 	if err != nil {
 		var ce *cloud.Error
 		if errors.As(err, &ce) {
-			return nil, &interp.Error{Kind: KindTool, Msg: fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err)}
+			return nil, interp.Wrap(KindTool, fmt.Sprintf("%s.%s: %v", p.Manifest.ID, t.Name, err), err)
 		}
 		return nil, err
 	}

@@ -54,6 +54,14 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error, if any.
 func (e *Error) Unwrap() error { return e.err }
 
+// Wrap returns an *Error of kind with message msg whose underlying error is err, reachable
+// through errors.Is and errors.As: a host that reports a Go error of its own as a run error
+// (a built-in tool's, a server function's) keeps what a face needs from it, such as the
+// consent request of a Cloud error.
+func Wrap(kind, msg string, err error) *Error {
+	return &Error{Kind: kind, Msg: msg, err: err}
+}
+
 // errf returns an *Error of the given kind without a place; the executor
 // adds the place of the step that failed.
 func errf(kind, format string, args ...any) *Error {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 
+	"github.com/pkuinfo/harness/lang/expr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -346,7 +347,7 @@ func decodeI18n(f *fileDec, n *yaml.Node, pos Positions) *I18n {
 }
 
 func decodeCloud(f *fileDec, n *yaml.Node, pos Positions) *Cloud {
-	fs, ok := f.fields(n, "cloud", "", "protocol", "uses", "e2e", "optional", "pages", "disclosure", "backend")
+	fs, ok := f.fields(n, "cloud", "", "protocol", "uses", "e2e", "optional", "pages", "disclosure", "backend", "functions")
 	if !ok {
 		return nil
 	}
@@ -368,6 +369,16 @@ func decodeCloud(f *fileDec, n *yaml.Node, pos Positions) *Cloud {
 	}
 	if x := fs.get("pages"); x != nil {
 		c.Pages, _, _ = f.strList(x, "cloud.pages", "")
+	}
+	if x := fs.get("functions"); x != nil {
+		var ps []expr.Pos
+		c.Functions, ps, _ = f.strList(x, "cloud.functions", "")
+		if c.Functions == nil {
+			c.Functions = []string{}
+		}
+		for i, p := range ps {
+			pos[fmt.Sprintf("cloud.functions[%d]", i)] = p
+		}
 	}
 	if x := fs.get("disclosure"); x != nil {
 		d, ok := f.fields(x, "cloud.disclosure", "", "zh", "en")

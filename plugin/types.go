@@ -239,7 +239,34 @@ type Cloud struct {
 	DisclosureEn []string // the same lines in English, line by line
 	BackendKind  string   // "external" or ""
 	BackendURL   string   // https URL of an external backend
-	Pos          expr.Pos // position of cloud: in PLUGIN.md
+	// Functions is cloud.functions (seed 003 "插件指南" §1, CloudManifest.functions): the server
+	// functions the plugin calls, by FunctionName (^[a-zA-Z][a-zA-Z0-9_]{0,63}$), in written
+	// order; nil when the field is absent. With a `server:` section each must be one of its
+	// functions; without one they are run by the provider or the external backend. Listing
+	// any implies cloud.uses: [functions]. The host calls no other function, and a consent
+	// covers these names (Manifest.CloudFunctions).
+	Functions []string
+	Pos       expr.Pos // position of cloud: in PLUGIN.md
+}
+
+// CloudFunctions are the server functions the plugin may call through Cloud: cloud.functions
+// when written, else every function of the `server:` section, in written order; nil when the
+// plugin declares none (seed 003 "插件指南" §1 and "服务端函数").
+func (m *Manifest) CloudFunctions() []string {
+	if m == nil {
+		return nil
+	}
+	if m.Cloud != nil && m.Cloud.Functions != nil {
+		return m.Cloud.Functions
+	}
+	if m.Server == nil {
+		return nil
+	}
+	out := make([]string, 0, len(m.Server.Functions))
+	for _, f := range m.Server.Functions {
+		out = append(out, f.Name)
+	}
+	return out
 }
 
 // Server declares server functions (seed "Server functions"; off on the official server). The

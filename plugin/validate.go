@@ -305,7 +305,8 @@ func (v *validator) manifest() {
 				v.merr("cloud.uses", "cloud.uses: unknown service %q (known: %s)", u, strings.Join(CloudServices, ", "))
 			}
 		}
-		if (len(c.Uses) > 0 || m.Server != nil) && len(c.DisclosureZh) == 0 {
+		v.cloudFunctions()
+		if (len(c.Uses) > 0 || m.Server != nil || len(c.Functions) > 0) && len(c.DisclosureZh) == 0 {
 			v.merr("cloud.disclosure", "cloud.disclosure.zh is required: say in plain words what data leaves the device")
 		}
 		if len(c.DisclosureEn) > 0 && len(c.DisclosureEn) != len(c.DisclosureZh) {
@@ -1013,6 +1014,9 @@ func (v *validator) ability(tc *toolCtx, s *Step) {
 	if s.Ability == "" {
 		return
 	}
+	if !tc.server && s.Ability == "cloud.call" {
+		v.cloudCallFn(t, s)
+	}
 	if s.Op == "" {
 		errf("ability must be written group.op, such as todos.add")
 		return
@@ -1149,8 +1153,12 @@ func (v *validator) dataSources() {
 				v.merr(path+".args", "data source %s: %s", ds.Name, problem)
 			}
 		case ds.Fn != "":
-			if v.m.Server == nil || serverFunction(v.m.Server, ds.Fn) == nil {
+			switch {
+			case v.m.Server != nil && serverFunction(v.m.Server, ds.Fn) == nil,
+				v.m.Server == nil && (v.m.Cloud == nil || v.m.Cloud.Functions == nil):
 				v.merr(path+".fn", "data source %s: no server function %q", ds.Name, ds.Fn)
+			case !contains(v.m.CloudFunctions(), ds.Fn):
+				v.merr(path+".fn", "data source %s: server function %q is not in cloud.functions", ds.Name, ds.Fn)
 			}
 		}
 		if ds.TTL < 0 {
@@ -1205,6 +1213,81 @@ func inputField(t *Tool, name string) *InputField {
 		}
 	}
 	return nil
+}
+
+// cloudCallFn checks a cloud.call whose args name nothing (a constant such as
+// "{ fn: 'stats', input: {} }"): its fn must be one of the plugin's callable server functions
+// (Manifest.CloudFunctions), since the host refuses any other. Args that depend on the run are
+// checked when the call is made.
+func (v *validator) cloudCallFn(t *Tool, s *Step) {
+	if s.Args == nil || s.Args.Expr == nil || len(s.Args.Expr.FreeNames()) > 0 {
+		return
+	}
+	val, err := s.Args.Expr.Eval(context.Background(), expr.MapVars{}, expr.NewBudget(10_000))
+	if err != nil {
+		return
+	}
+	obj, ok := val.(*expr.Object)
+	if !ok {
+		return
+	}
+	fn, ok := obj.Get("fn")
+	name, isStr := fn.(string)
+	if !ok || !isStr {
+		return
+	}
+	declared := v.m.CloudFunctions()
+	if !contains(declared, name) {
+		var uniq []string
+		for _, d := range declared {
+			if !contains(uniq, d) {
+				uniq = append(uniq, d)
+			}
+		}
+		list := "none"
+		if len(uniq) > 0 {
+			list = strings.Join(uniq, ", ")
+		}
+		v.terrAt(t, s.Args.Pos, s.Path, "ability cloud.call: fn %q is not a server function this plugin declares (cloud.functions or server.functions: %s)", name, list)
+	}
+}
+
+// functionNameRe is the protocol's FunctionName (seed 003 API reference).
+var functionNameRe = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]{0,63}$`)
+
+// cloudFunctions checks cloud.functions (seed 003 "插件指南" §1): FunctionNames, each once;
+// with a `server:` section each names one of its functions, and a server function left out of
+// the list is reported (the host never calls it).
+func (v *validator) cloudFunctions() {
+	c, s := v.m.Cloud, v.m.Server
+	if c.Functions == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for i, name := range c.Functions {
+		path := fmt.Sprintf("cloud.functions[%d]", i)
+		switch {
+		case !functionNameRe.MatchString(name):
+			v.merr(path, "cloud.functions: %q is not a function name (^[a-zA-Z][a-zA-Z0-9_]{0,63}$)", name)
+		case seen[name]:
+			v.merr(path, "cloud.functions: %q is listed twice", name)
+		case s != nil && serverFunction(s, name) == nil:
+			have := make([]string, 0, len(s.Functions))
+			for _, f := range s.Functions {
+				have = append(have, f.Name)
+			}
+			v.merr(path, "cloud.functions: no server function %q in server.functions (it declares: %s)", name, strings.Join(have, ", "))
+		}
+		seen[name] = true
+	}
+	if s == nil {
+		return
+	}
+	for _, f := range s.Functions {
+		if !seen[f.Name] {
+			v.mwarn("server.functions."+f.Name, "server function %s is not in cloud.functions: the host never calls it and a consent does not cover it", f.Name)
+		}
+	}
 }
 
 func serverFunction(s *Server, name string) *ServerFunction {

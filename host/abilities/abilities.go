@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
@@ -136,6 +137,11 @@ func (s *Set) Call(ctx context.Context, c interp.AbilityCall) (any, error) {
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		// A Cloud refusal stays reachable (errors.As): it keeps the consent request the faces
+		// turn into the consent panel. Other errors are the ability's message only.
+		if ce := (*cloud.Error)(nil); errors.As(err, &ce) {
+			return nil, interp.Wrap(interp.KindAbility, "ability "+name+": "+err.Error(), err)
 		}
 		return nil, abilityErr(name, err.Error())
 	}

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
@@ -319,6 +320,12 @@ func classify(err error) *Error {
 	case errors.As(err, &ref):
 		return &Error{Status: http.StatusForbidden, Code: "refused", Message: err.Error(),
 			Extra: map[string]any{"reason": ref.Reason}}
+	case errors.As(err, &ie) && consentAsk(err) != nil:
+		// A tool that needs the person's Cloud consent (seed 003 "插件指南" §2): the face shows
+		// the host's consent panel from `consent` and runs the tool again once allowed.
+		ce := consentAsk(err)
+		return &Error{Status: http.StatusForbidden, Code: string(ce.Code), Message: ie.Error(),
+			Extra: map[string]any{"kind": ie.Kind, "consent": ce.Ask}}
 	case errors.As(err, &ie):
 		extra := map[string]any{"kind": ie.Kind}
 		if ie.File != "" {
@@ -330,6 +337,16 @@ func classify(err error) *Error {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "tool_failed", Message: ie.Error(), Extra: extra}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error (see the server log)"}
+}
+
+// consentAsk is the Cloud error under err that asks for consent (consent_required, or
+// unavailable for want of a provider), nil when there is none.
+func consentAsk(err error) *cloud.Error {
+	var ce *cloud.Error
+	if errors.As(err, &ce) && ce.Ask != nil {
+		return ce
+	}
+	return nil
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {

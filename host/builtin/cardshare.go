@@ -147,17 +147,12 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	if err != nil {
 		return CardShareStatus{}, Errorf("%v", err)
 	}
-	// The consent before anything that talks to the provider (Status may probe it).
 	const where = "(Settings → Cloud, or harness cloud use URL and harness cloud consent card-share on)"
-	m, d := cloud.For(c.Host.Store()), cp.Decl()
-	if ok, err := m.Consented(c, &d); err != nil {
-		return CardShareStatus{}, Errorf("Cloud: %v", err)
-	} else if !ok {
-		why := "the person has not allowed this plugin to use Cloud"
-		if base, _ := m.Provider(c); base == "" {
-			why = "no Cloud provider is set"
-		}
-		return CardShareStatus{}, Errorf("Cloud is not available to card-share: %s %s", why, where)
+	// requestConsent(): without the person's consent the call fails consent_required with the
+	// request the faces turn into the host's consent panel (the web app shows it over this
+	// screen and starts again once allowed; the CLI names `harness cloud consent card-share on`).
+	if err := cp.RequestConsent(c); err != nil {
+		return CardShareStatus{}, err
 	}
 	if st := cp.Status(c); !st.Available {
 		return CardShareStatus{}, Errorf("Cloud is not available to card-share: %s %s", st.Reason, where)

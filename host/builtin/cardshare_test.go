@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -387,8 +388,17 @@ func TestCardShareConsent(t *testing.T) {
 	// The provider was last heard from long ago, so a status would probe it.
 	r.m.SetClock(func() time.Time { return time.Now().Add(time.Minute) })
 	_, err := r.call(t, host.ActorUser, "start", "")
-	if err == nil || !strings.Contains(err.Error(), "has not allowed this plugin to use Cloud") || !strings.Contains(err.Error(), "harness cloud consent card-share on") {
+	var ce *cloud.Error
+	if !errors.As(err, &ce) || ce.Code != cloud.CodeConsentRequired || !strings.Contains(err.Error(), "harness cloud consent card-share on") {
 		t.Fatalf("start before consent: %v", err)
+	}
+	// requestConsent(): the refusal asks the faces to show the consent panel; nothing is granted.
+	if a := ce.Ask; a == nil || a.Plugin != "card-share" || a.Provider == "" || a.Panel != "/v1/cloud/plugins/card-share/consent" ||
+		a.Command != "harness cloud consent card-share on" || a.Settings != "/settings/cloud" {
+		t.Fatalf("consent request = %+v", ce.Ask)
+	}
+	if ok, _ := r.m.Consented(ctx, cloud.DeclOf(Of(r.h, "card-share").Plugin.Manifest)); ok {
+		t.Fatal("asking for consent granted it")
 	}
 	if n := r.stand.Count("card GET /berserker-app"); n != 0 || activeShare(r.h) != nil {
 		t.Fatalf("before consent: %d card requests, share %v", n, activeShare(r.h))
@@ -407,7 +417,7 @@ func TestCardShareConsent(t *testing.T) {
 	if err := r.m.Revoke(ctx, "card-share"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.call(t, host.ActorUser, "start", ""); err == nil || !strings.Contains(err.Error(), "has not allowed") {
+	if _, err := r.call(t, host.ActorUser, "start", ""); !cloud.IsCode(err, cloud.CodeConsentRequired) {
 		t.Fatalf("start after the consent was withdrawn: %v", err)
 	}
 	// With Cloud off there is a clear error too.

@@ -190,6 +190,7 @@ func TestOffline(t *testing.T) {
 	m, _ := newManager(t)
 	mustUse(t, m, pr.URL)
 	d := storeDecl("counter", true, "store", "functions")
+	d.Functions = []string{"stats"}
 	p, _ := m.Plugin(d)
 	if _, err := m.Allow(ctx, d); err != nil {
 		t.Fatal(err)
@@ -605,7 +606,7 @@ func TestConsentCoversTheDocumentVersion(t *testing.T) {
 	m, _ := newManager(t)
 	mustUse(t, m, pr.URL)
 	v1 := &plugin.Plugin{Source: "https://github.com/student/fn/tree/main/fn", Hash: "sha256:" + strings.Repeat("1", 64),
-		Manifest: &plugin.Manifest{ID: "fn", Server: &plugin.Server{}, Cloud: &plugin.Cloud{DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}}
+		Manifest: &plugin.Manifest{ID: "fn", Server: &plugin.Server{Functions: []*plugin.ServerFunction{{Tool: &plugin.Tool{Name: "stats"}}}}, Cloud: &plugin.Cloud{DisclosureZh: []string{"x"}, DisclosureEn: []string{"x"}}}}
 	d1 := DeclOfPlugin(v1)
 	if d1.Document == nil || d1.Document.Hash != v1.Hash || !slices.Contains(d1.Uses, "functions") {
 		t.Fatalf("decl = %+v", d1)

@@ -14,8 +14,8 @@ import (
 )
 
 // Decl is what a plugin's manifest says about its Cloud use (seed 003 "插件指南" §1): the
-// services of cloud.uses (plus functions when it has a `server:` section), e2e, optional, and
-// the disclosure lines.
+// services of cloud.uses (plus functions when it has a `server:` section or cloud.functions),
+// e2e, optional, the disclosure lines, and the server functions it may call.
 type Decl struct {
 	Plugin       string   `json:"plugin"`
 	Uses         []string `json:"uses"`
@@ -24,6 +24,10 @@ type Decl struct {
 	DisclosureZh []string `json:"disclosureZh"`
 	DisclosureEn []string `json:"disclosureEn"`
 	Backend      string   `json:"backend,omitempty"` // an external backend URL, shown before consent
+	// Functions are the server functions the plugin may call (plugin.Manifest.CloudFunctions:
+	// cloud.functions, else every function of `server:`); Plugin.Call refuses any other with
+	// CodeNotDeclared, and a consent covers these names.
+	Functions []string `json:"functions"`
 	// Document is the plugin document (install link and content hash) whose server functions
 	// the person consents to; set by DeclOfPlugin for a plugin that uses functions.
 	Document *protocol.DocumentRef `json:"document,omitempty"`
@@ -34,14 +38,15 @@ func DeclOf(m *plugin.Manifest) *Decl {
 	if m == nil || (m.Cloud == nil && m.Server == nil) {
 		return nil
 	}
-	d := &Decl{Plugin: m.ID, Uses: []string{}, DisclosureZh: []string{}, DisclosureEn: []string{}}
+	d := &Decl{Plugin: m.ID, Uses: []string{}, DisclosureZh: []string{}, DisclosureEn: []string{},
+		Functions: append([]string{}, m.CloudFunctions()...)}
 	if c := m.Cloud; c != nil {
 		d.Uses = append(d.Uses, c.Uses...)
 		d.E2E, d.Optional, d.Backend = c.E2E, c.Optional, c.BackendURL
 		d.DisclosureZh = append(d.DisclosureZh, c.DisclosureZh...)
 		d.DisclosureEn = append(d.DisclosureEn, c.DisclosureEn...)
 	}
-	if m.Server != nil && !slices.Contains(d.Uses, "functions") {
+	if (m.Server != nil || len(d.Functions) > 0) && !slices.Contains(d.Uses, "functions") {
 		d.Uses = append(d.Uses, "functions")
 	}
 	return d
@@ -75,6 +80,8 @@ type Consent struct {
 	DisclosureEn []string  `json:"disclosureEn"`
 	E2E          bool      `json:"e2e"`
 	Uses         []string  `json:"uses"`
+	// Functions are the server functions the person was shown and allowed.
+	Functions []string `json:"functions"`
 	// Document is the document version consented to, for a plugin with server functions.
 	Document *protocol.DocumentRef `json:"document,omitempty"`
 }
@@ -96,17 +103,18 @@ func (m *Manager) Allow(ctx context.Context, d *Decl) (*Consent, error) {
 	now := m.now()
 	m.mu.Unlock()
 	c := &Consent{Plugin: d.Plugin, Provider: hostOf(base), At: now.UTC().Truncate(time.Millisecond),
-		DisclosureZh: d.DisclosureZh, DisclosureEn: d.DisclosureEn, E2E: d.E2E, Uses: d.Uses, Document: d.Document}
+		DisclosureZh: d.DisclosureZh, DisclosureEn: d.DisclosureEn, E2E: d.E2E, Uses: d.Uses, Functions: nonNil(d.Functions), Document: d.Document}
 	disc, _ := json.Marshal(map[string][]string{"zh": c.DisclosureZh, "en": c.DisclosureEn})
 	uses, _ := json.Marshal(c.Uses)
+	fns, _ := json.Marshal(c.Functions)
 	doc := ""
 	if c.Document != nil {
 		b, _ := json.Marshal(c.Document)
 		doc = string(b)
 	}
-	_, err = m.db.SQL.ExecContext(ctx, `INSERT INTO cloud_consent (plugin, provider, at, disclosure, e2e, uses, document) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (plugin) DO UPDATE SET provider = excluded.provider, at = excluded.at, disclosure = excluded.disclosure, e2e = excluded.e2e, uses = excluded.uses, document = excluded.document`,
-		c.Plugin, c.Provider, c.At.UnixMilli(), string(disc), c.E2E, string(uses), doc)
+	_, err = m.db.SQL.ExecContext(ctx, `INSERT INTO cloud_consent (plugin, provider, at, disclosure, e2e, uses, document, functions) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (plugin) DO UPDATE SET provider = excluded.provider, at = excluded.at, disclosure = excluded.disclosure, e2e = excluded.e2e, uses = excluded.uses, document = excluded.document, functions = excluded.functions`,
+		c.Plugin, c.Provider, c.At.UnixMilli(), string(disc), c.E2E, string(uses), doc, string(fns))
 	if err != nil {
 		return nil, fmt.Errorf("cloud: consent: %w", err)
 	}
@@ -131,9 +139,9 @@ func (m *Manager) Revoke(ctx context.Context, plugin string) error {
 func (m *Manager) ConsentOf(ctx context.Context, plugin string) (*Consent, error) {
 	var c Consent
 	var at int64
-	var disc, uses, doc string
-	err := m.db.SQL.QueryRowContext(ctx, `SELECT plugin, provider, at, disclosure, e2e, uses, document FROM cloud_consent WHERE plugin = ?`, plugin).
-		Scan(&c.Plugin, &c.Provider, &at, &disc, &c.E2E, &uses, &doc)
+	var disc, uses, doc, fns string
+	err := m.db.SQL.QueryRowContext(ctx, `SELECT plugin, provider, at, disclosure, e2e, uses, document, functions FROM cloud_consent WHERE plugin = ?`, plugin).
+		Scan(&c.Plugin, &c.Provider, &at, &disc, &c.E2E, &uses, &doc, &fns)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -149,6 +157,10 @@ func (m *Manager) ConsentOf(ctx context.Context, plugin string) (*Consent, error
 	if err := json.Unmarshal([]byte(uses), &c.Uses); err != nil {
 		return nil, fmt.Errorf("cloud: consent of %s: %w", plugin, err)
 	}
+	if err := json.Unmarshal([]byte(fns), &c.Functions); err != nil {
+		return nil, fmt.Errorf("cloud: consent of %s: %w", plugin, err)
+	}
+	c.Functions = nonNil(c.Functions)
 	if doc != "" {
 		c.Document = new(protocol.DocumentRef)
 		if err := json.Unmarshal([]byte(doc), c.Document); err != nil {
@@ -160,8 +172,9 @@ func (m *Manager) ConsentOf(ctx context.Context, plugin string) (*Consent, error
 
 // Consented reports whether plugin has a consent for the current provider that covers d:
 // given for this provider host, for no fewer services than d uses now (a plugin update that
-// adds a service asks again), and, for a plugin with server functions, for this version of its
-// document (an update asks again: the provider runs only the consented version).
+// adds a service or a server function asks again), and, for a plugin with server functions,
+// for this version of its document (an update asks again: the provider runs only the
+// consented version).
 func (m *Manager) Consented(ctx context.Context, d *Decl) (bool, error) {
 	base, err := m.Provider(ctx)
 	if err != nil || base == "" || d == nil {
@@ -176,6 +189,11 @@ func (m *Manager) Consented(ctx context.Context, d *Decl) (bool, error) {
 	}
 	for _, u := range d.Uses {
 		if !slices.Contains(c.Uses, u) {
+			return false, nil
+		}
+	}
+	for _, f := range d.Functions {
+		if !slices.Contains(c.Functions, f) {
 			return false, nil
 		}
 	}

@@ -37,6 +37,28 @@ type Error struct {
 	Wire   protocol.ErrorCode
 	Msg    string
 	Err    error
+	// Ask is set on CodeConsentRequired (and on CodeUnavailable for want of a provider): the
+	// request a face turns into the host's consent panel.
+	Ask *ConsentAsk
+}
+
+// ConsentAsk is what a face needs to ask the person for a plugin's Cloud consent (seed 003
+// "插件指南" §2: cloud.requestConsent() shows the host's consent panel; the host never grants
+// by itself). Panel is the API route of the plugin's consent panel (GET for its content, PUT
+// with actor user to allow), Settings the web app's Settings → Cloud page, Command the CLI
+// command that shows the same panel and allows. Provider is the provider host the consent
+// would be for, "" when no provider is set (the face leads to Settings → Cloud first).
+type ConsentAsk struct {
+	Plugin   string `json:"plugin"`
+	Provider string `json:"provider"`
+	Panel    string `json:"panel"`
+	Settings string `json:"settings"`
+	Command  string `json:"command"`
+}
+
+func askFor(plugin, provider string) *ConsentAsk {
+	return &ConsentAsk{Plugin: plugin, Provider: provider, Panel: "/v1/cloud/plugins/" + plugin + "/consent",
+		Settings: "/settings/cloud", Command: "harness cloud consent " + plugin + " on"}
 }
 
 // Error is "cloud: PLUGIN: CODE: message".

@@ -51,6 +51,9 @@ CREATE TABLE cloud_mirror (
 	store.Register(store.Migration{Version: 501, Name: "cloud: the document version a consent covers", SQL: `
 ALTER TABLE cloud_consent ADD COLUMN document TEXT NOT NULL DEFAULT '';
 `})
+	store.Register(store.Migration{Version: 502, Name: "cloud: the server functions a consent covers", SQL: `
+ALTER TABLE cloud_consent ADD COLUMN functions TEXT NOT NULL DEFAULT '[]';
+`})
 }
 
 // OfficialURL is the official provider's origin. The official instance is not deployed yet

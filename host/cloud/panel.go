@@ -12,6 +12,7 @@ type Panel struct {
 	DisclosureEn []string `json:"disclosureEn"`
 	E2E          bool     `json:"e2e"`
 	Uses         []string `json:"uses"`
+	Functions    []string `json:"functions"` // the server functions the plugin may call
 	Optional     bool     `json:"optional"`
 	Backend      string   `json:"backend,omitempty"`
 	Consented    bool     `json:"consented"`
@@ -27,7 +28,7 @@ func (m *Manager) Panel(ctx context.Context, d *Decl) (*Panel, error) {
 		return nil, err
 	}
 	p := &Panel{Plugin: d.Plugin, DisclosureZh: nonNil(d.DisclosureZh), DisclosureEn: nonNil(d.DisclosureEn),
-		E2E: d.E2E, Uses: nonNil(d.Uses), Optional: d.Optional, Backend: d.Backend}
+		E2E: d.E2E, Uses: nonNil(d.Uses), Functions: nonNil(d.Functions), Optional: d.Optional, Backend: d.Backend}
 	if base != "" {
 		p.Provider = hostOf(base)
 	}
@@ -36,7 +37,11 @@ func (m *Manager) Panel(ctx context.Context, d *Decl) (*Panel, error) {
 	}
 	p.Status = m.status(ctx, d)
 	p.Consented = p.Status.Consented
-	if p.Usage, err = m.Usage(ctx, d.Plugin); err != nil {
+	usage := m.Usage
+	if p.Status.Consented && p.Status.Online {
+		usage = func(ctx context.Context, _ string) (Usage, error) { return m.UsageOf(ctx, d) }
+	}
+	if p.Usage, err = usage(ctx, d.Plugin); err != nil {
 		return nil, err
 	}
 	return p, nil

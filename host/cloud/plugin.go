@@ -153,15 +153,8 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 	if err != nil {
 		return nil, err
 	}
-	if base == "" {
-		return nil, errf(id, CodeUnavailable, "no Cloud provider is set (Settings → Cloud, or `harness cloud use URL`)")
-	}
-	ok, err := p.m.Consented(ctx, &p.decl)
-	if err != nil {
+	if err := p.consent(ctx, base); err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, errf(id, CodeConsentRequired, "allow this plugin to use Cloud with %s first (Settings → Cloud, or `harness cloud consent %s on`)", hostOf(base), id)
 	}
 	if !slices.Contains(p.decl.Uses, service) {
 		return nil, errf(id, CodeNotDeclared, "the manifest's cloud.uses does not list %s", service)
@@ -176,14 +169,54 @@ func (p *Plugin) gate(ctx context.Context, service string) (*client.Plugin, erro
 	return p.m.scope(ctx, id, services, p.doc)
 }
 
+// consent checks that a provider is set and the person allowed the plugin with it: the two
+// refusals carry the ConsentAsk a face turns into the consent panel.
+func (p *Plugin) consent(ctx context.Context, base string) error {
+	id := p.decl.Plugin
+	if base == "" {
+		e := errf(id, CodeUnavailable, "no Cloud provider is set (Settings → Cloud, or `harness cloud use URL`)")
+		e.Ask = askFor(id, "")
+		return e
+	}
+	ok, err := p.m.Consented(ctx, &p.decl)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		e := errf(id, CodeConsentRequired, "allow this plugin to use Cloud with %s first (Settings → Cloud, or `harness cloud consent %s on`)", hostOf(base), id)
+		e.Ask = askFor(id, hostOf(base))
+		return e
+	}
+	return nil
+}
+
+// RequestConsent is cloud.requestConsent() for a built-in's tool or screen (seed 003 "插件指南"
+// §2): nil at once when the person already allowed the plugin with the current provider;
+// otherwise an *Error with CodeConsentRequired (CodeUnavailable when no provider is set) whose
+// Ask is the request to show the host's consent panel. It never grants by itself: the host's
+// API answers the call `consent_required` with the Ask, the web app shows the Settings → Cloud
+// panel over the screen and runs the tool again once the person allowed, and the CLI names
+// `harness cloud consent PLUGIN on`. It makes no request to the provider.
+func (p *Plugin) RequestConsent(ctx context.Context) error {
+	base, err := p.m.Provider(ctx)
+	if err != nil {
+		return err
+	}
+	return p.consent(ctx, base)
+}
+
 // Call runs the plugin's server function fn with input (any JSON-able value) and returns its
 // output as JSON (seed 003 "服务端函数"; the `cloud.call` ability). It needs `functions` in the
-// plugin's uses (a `server:` section implies it). Offline it fails at once with CodeOffline:
+// plugin's uses (a `server:` section or cloud.functions implies it) and fn among the
+// declaration's Functions (CodeNotDeclared otherwise, before any request). Offline it fails at once with CodeOffline:
 // a call is never queued.
 func (p *Plugin) Call(ctx context.Context, fn string, input any) (json.RawMessage, error) {
 	cp, err := p.gate(ctx, protocol.ServiceFunctions)
 	if err != nil {
 		return nil, err
+	}
+	if !slices.Contains(p.decl.Functions, fn) {
+		return nil, errf(p.decl.Plugin, CodeNotDeclared, "the manifest declares no server function %q (cloud.functions, or the server: section)", fn)
 	}
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -246,19 +247,34 @@ func (m *Manager) mirrorList(ctx context.Context, plugin, prefix string) ([]clie
 	return out, rows.Err()
 }
 
-// Usage is a plugin's store use as this device knows it (its mirror) against the provider's
-// per-plugin limits (0 when unknown).
+// Usage is a plugin's quota used (seed 003 "插件指南" §2, the consent panel's 配额用量) against
+// the provider's per-plugin limits (0 when unknown). The protocol has no usage figure: GET
+// /v1/store lists keys with their version and time but no sizes, and /v1/devices/me has only
+// DELETE. So Keys is counted on the provider (every page of GET /v1/store) when the plugin
+// uses the store, is allowed and the provider answers (KeysFrom "provider"), else it is what
+// this device's mirror holds (KeysFrom "mirror"); Bytes is always the mirror's sum of
+// key + value sizes (BytesFrom "mirror"): an estimate that misses values this device never
+// read or wrote and counts plaintext where the provider holds envelopes.
 type Usage struct {
-	Keys     int64 `json:"keys"`
-	Bytes    int64 `json:"bytes"`
-	MaxKeys  int64 `json:"maxKeys"`
-	MaxBytes int64 `json:"maxBytes"`
-	Channels int   `json:"channels"` // channels this device keeps open for the plugin
+	Keys      int64  `json:"keys"`
+	Bytes     int64  `json:"bytes"`
+	MaxKeys   int64  `json:"maxKeys"`
+	MaxBytes  int64  `json:"maxBytes"`
+	Channels  int    `json:"channels"`  // channels this device keeps open for the plugin
+	KeysFrom  string `json:"keysFrom"`  // FromProvider or FromMirror
+	BytesFrom string `json:"bytesFrom"` // always FromMirror: the protocol reports no sizes
 }
 
-// Usage reports plugin's quota used.
+// Where a Usage figure comes from.
+const (
+	FromProvider = "provider" // counted on the provider: exact
+	FromMirror   = "mirror"   // what this device's mirror holds: an estimate
+)
+
+// Usage reports plugin's quota used as this device's mirror holds it (KeysFrom and BytesFrom
+// "mirror"); UsageOf counts the keys on the provider.
 func (m *Manager) Usage(ctx context.Context, plugin string) (Usage, error) {
-	var u Usage
+	u := Usage{KeysFrom: FromMirror, BytesFrom: FromMirror}
 	if err := m.db.SQL.QueryRowContext(ctx, `SELECT count(*), COALESCE(sum(size), 0) FROM cloud_mirror WHERE plugin = ?`, plugin).Scan(&u.Keys, &u.Bytes); err != nil {
 		return u, fmt.Errorf("cloud: mirror: %w", err)
 	}
@@ -270,5 +286,31 @@ func (m *Manager) Usage(ctx context.Context, plugin string) (Usage, error) {
 		}
 		u.Channels = len(ids)
 	}
+	return u, nil
+}
+
+// UsageOf is Usage with the keys counted on the provider (KeysFrom "provider") when d uses the
+// store, the person allowed it and the provider answers; when listing fails (offline, refused)
+// the figure stays the mirror's, labelled so.
+func (m *Manager) UsageOf(ctx context.Context, d *Decl) (Usage, error) {
+	u, err := m.Usage(ctx, d.Plugin)
+	if err != nil || !slices.Contains(d.Uses, "store") {
+		return u, err
+	}
+	h, err := m.Plugin(d)
+	if err != nil {
+		return u, nil
+	}
+	cs, err := h.Store().scope(ctx)
+	if err != nil {
+		return u, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	items, err := cs.List(rctx, "")
+	if err != nil {
+		return u, nil
+	}
+	u.Keys, u.KeysFrom = int64(len(items)), FromProvider
 	return u, nil
 }

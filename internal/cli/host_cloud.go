@@ -249,7 +249,15 @@ func cloudStatusCmd(env *Env) int {
 		if !p.Status.Available {
 			st = whyText(c.lang, p.Provider, p.Status)
 		}
-		used := fmt.Sprintf("%d/%d keys, %d/%d B", p.Usage.Keys, p.Usage.MaxKeys, p.Usage.Bytes, p.Usage.MaxBytes)
+		// "≈" marks a figure counted from this device's mirror, not on the provider.
+		approx := func(from string) string {
+			if from == cloud.FromProvider {
+				return ""
+			}
+			return "≈"
+		}
+		used := fmt.Sprintf("%s%d/%d keys, %s%d/%d B", approx(p.Usage.KeysFrom), p.Usage.Keys, p.Usage.MaxKeys,
+			approx(p.Usage.BytesFrom), p.Usage.Bytes, p.Usage.MaxBytes)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Plugin, strings.Join(p.Uses, ","), e2e, consent, st, used)
 	}
 	if err := tw.Flush(); err != nil {
@@ -337,6 +345,9 @@ func writeDisclosure(w io.Writer, lang msg.Lang, p *cloud.Panel) {
 	}
 	fmt.Fprintln(w, lang.T(msg.CloudConsentE2E, badge))
 	fmt.Fprintln(w, lang.T(msg.CloudConsentUses, strings.Join(p.Uses, ", ")))
+	if len(p.Functions) > 0 {
+		fmt.Fprintln(w, lang.T(msg.CloudConsentFunctions, strings.Join(p.Functions, ", ")))
+	}
 	if p.Backend != "" {
 		fmt.Fprintln(w, lang.T(msg.CloudBackend, p.Backend))
 	}
@@ -380,6 +391,12 @@ func cloudForgetCmd(env *Env) int {
 	}
 	fmt.Fprintln(env.Stdout, c.t(msg.CloudForgotten, host))
 	return ExitOK
+}
+
+// CloudRoutes adds the Cloud settings routes of docs/HOST-API.md ("Cloud") to srv, as `harness
+// serve` does: for a program (a browser test) that serves the web app in process.
+func CloudRoutes(ctx context.Context, h *host.Host, srv *api.Server) error {
+	return cloudRoutes(ctx, h, srv)
 }
 
 // cloudRoutes adds the Cloud settings routes of docs/HOST-API.md ("Cloud") to `harness serve`.

@@ -101,8 +101,16 @@ func TestCloudRoutes(t *testing.T) {
 		{"POST", "/v1/cloud/test", `{"url":"` + provider.URL + `"}`, 200, []string{`"protocol":1`, `"services":["store","channels"]`, `"host":"` + host + `"`}},
 		{"GET", "/v1/cloud/status", "", 200, []string{`"provider":"off"`}}, // a test sets nothing
 		{"PUT", "/v1/cloud/plugins/notes/consent", `{"actor":"user"}`, 409, []string{`"code":"unavailable"`}},
+		// requestConsent(): a built-in that needs Cloud while none is set asks for the panel.
+		{"POST", "/v1/tools/card-share__start/call", `{"actor":"user"}`, 403, []string{`"code":"unavailable"`, `"consent":{"plugin":"card-share","provider":"",`}},
 		{"PUT", "/v1/cloud", `{"url":"` + provider.URL + `"}`, 200, []string{`"provider":"custom"`, `"baseURL":"` + provider.URL + `"`, `"online":true`}},
 		{"GET", "/v1/cloud/plugins/notes/consent", "", 200, []string{`"provider":"` + host + `"`, `"disclosureZh":["笔记加密后保存在云端服务器"]`, `"e2e":true`, `"uses":["store"]`, `"consented":false`, `"consent":null`, `"maxKeys":1000`}},
+		{"POST", "/v1/tools/card-share__start/call", `{"actor":"user"}`, 403, []string{`"code":"consent_required"`, `"kind":"tool"`, "harness cloud consent card-share on",
+			`"consent":{"plugin":"card-share","provider":"` + host + `","panel":"/v1/cloud/plugins/card-share/consent","settings":"/settings/cloud","command":"harness cloud consent card-share on"}`}},
+		// Asking is not granting: asked twice, still nothing is allowed.
+		{"POST", "/v1/tools/card-share__start/call", `{"actor":"user","input":{"consent":true}}`, 422, []string{`"code":"tool_failed"`, `"kind":"input"`}},
+		{"POST", "/v1/tools/card-share__start/call", `{"actor":"user"}`, 403, []string{`"code":"consent_required"`}},
+		{"GET", "/v1/cloud/plugins/card-share/consent", "", 200, []string{`"consented":false`, `"consent":null`}},
 		{"PUT", "/v1/cloud/plugins/notes/consent", `{}`, 403, []string{`"code":"user_only"`}},
 		{"PUT", "/v1/cloud/plugins/notes/consent", `{"actor":"agent"}`, 403, []string{`"code":"user_only"`}},
 		{"PUT", "/v1/cloud/plugins/notes/consent", `{"actor":"scheduler"}`, 403, []string{`"code":"user_only"`}},

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/cloud"
+	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/replay"
 )
@@ -92,6 +94,14 @@ func toolRun(env *Env) int {
 	}
 	if runErr != nil {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.TrimPrefix(replay.PlacedError(pluginID, runErr), "host: "))
+		// requestConsent() on the command line: say which command shows the consent panel.
+		if ce := (*cloud.Error)(nil); errors.As(runErr, &ce) && ce.Ask != nil {
+			if ce.Ask.Provider == "" {
+				fmt.Fprintln(env.Stderr, lang.T(msg.CloudConsentAskSetup, ce.Ask.Plugin))
+			} else {
+				fmt.Fprintln(env.Stderr, lang.T(msg.CloudConsentAsk, ce.Ask.Plugin, ce.Ask.Provider))
+			}
+		}
 		return ExitFail
 	}
 	out, err := expr.ToJSON(result, "  ")

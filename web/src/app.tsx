@@ -9,6 +9,7 @@ import { t, locale, langChoice, themeChoice, setLang, setTheme, applyDoc, Key } 
 import { GenUI, GNode, Action, Skeleton, Icon } from './genui';
 import { renderMarkdown } from './markdown';
 import { toolSchema, checkInput } from './schema';
+import { ConsentDialog, consentAsk, requestConsent } from './cloud';
 
 export const route = signal(location.pathname);
 export function go(path: string) { if (path !== location.pathname + location.search) history.pushState(null, '', path); route.value = path.replace(/[?#].*$/, ''); window.scrollTo(0, 0); }
@@ -32,8 +33,15 @@ export function argsText(input: any): string {
   if (!input || typeof input !== 'object') return '';
   return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
 }
-async function runAsUser(tool: string, args: any) {
-  let r = await callTool(tool, args);
+async function runAsUser(tool: string, args: any, asked = false): Promise<any> {
+  let r;
+  try { r = await callTool(tool, args); } catch (e) {
+    // requestConsent(): the host's consent panel, then the same call once allowed.
+    const ask = asked ? null : consentAsk(e);
+    if (!ask) throw e;
+    if (!(await requestConsent(ask))) throw new Error(t('cloud.askDeclined', { name: ask.plugin }));
+    return runAsUser(tool, args, true);
+  }
   if (r.status === 'confirm' && r.confirmation) {
     const c = r.confirmation;
     const ok = window.confirm(t('confirm.ask', { title: toolTitle(c) || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
@@ -458,6 +466,7 @@ function App() {
       <a class="skip" href="#main">{t('app.skip')}</a>
       <Nav />
       <Page />
+      <ConsentDialog />
       {toast.value ? <div class="toast" role="status">{toast.value}</div> : <div class="toast-empty" role="status" />}
     </div>
   );

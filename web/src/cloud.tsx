@@ -4,7 +4,8 @@
 // used and the quota used, the allow switch, "clear this plugin's cloud data", and "delete all
 // cloud data". The host API routes are in docs/HOST-API.md ("Cloud").
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, put, del } from './api';
+import { signal } from '@preact/signals';
+import { get, post, put, del, APIError } from './api';
 import { t, locale } from './i18n';
 import { Skeleton } from './genui';
 import { say, errText } from './app';
@@ -77,7 +78,8 @@ function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: 
       <p class="detail">{t('cloud.disclosure')}</p>
       <ul class="disclosure">{lines.map((l) => <li>{l}</li>)}</ul>
       {p.backend ? <p class="detail">{t('cloud.backend', { url: p.backend })}</p> : null}
-      <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t('cloud.quota', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: u.bytes ?? 0, maxBytes: u.maxBytes ?? 0 })}</p>
+      <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t(u.keysFrom === 'provider' ? 'cloud.quota' : 'cloud.quotaMirror', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: u.bytes ?? 0, maxBytes: u.maxBytes ?? 0 })}</p>
+      {p.functions?.length ? <p class="detail">{t('cloud.functions', { names: p.functions.join(', ') })}</p> : null}
       {p.consented && !p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: why(p) })}</p> : null}
       <div class="g-row gap-sm wrap">
         <label class="g-row gap-sm allow"><input type="checkbox" checked={!!p.consented} disabled={busy || !p.provider} onChange={(e) => toggle((e.target as HTMLInputElement).checked)} />{t('cloud.allow')}</label>
@@ -97,4 +99,56 @@ function why(p: any): string {
     case 'not_offered': return t('cloud.notOffered', { host: p.provider || '', services: (st.missing || []).join(', ') });
   }
   return st.reason || '';
+}
+
+// --- requestConsent() (seed 003 "插件指南" §2) ---
+// A tool the person ran from a screen that needs Cloud consent fails with consent_required (or
+// unavailable when no provider is set) and the host's request { plugin, provider, … } in
+// `consent`. The app shows the same consent panel as Settings → Cloud over the page; the host
+// never grants by itself: only the person's switch in that panel does. requestConsent resolves
+// true once the plugin is allowed, false when the person closes the panel without allowing.
+interface Ask { plugin: string; provider: string; panel?: string; settings?: string; command?: string }
+const asking = signal<{ ask: Ask; done: (ok: boolean) => void } | null>(null);
+
+export function consentAsk(e: unknown): Ask | null {
+  const c = e instanceof APIError ? e.body?.consent : null;
+  return c && typeof c.plugin === 'string' && /^[a-z0-9][a-z0-9-]{1,63}$/.test(c.plugin) ? c : null;
+}
+
+export function requestConsent(ask: Ask): Promise<boolean> {
+  asking.value?.done(false);
+  return new Promise((resolve) => {
+    asking.value = { ask, done: (ok) => { asking.value = null; resolve(ok); } };
+  });
+}
+
+export function ConsentDialog() {
+  const a = asking.value;
+  const [p, setP] = useState<any>(null);
+  const [busy, setBusy] = useState(false);
+  const id = a ? encodeURIComponent(a.ask.plugin) : '';
+  const load = () => get(`/v1/cloud/plugins/${id}/consent`).then((r) => { setP(r); if (r?.consented) a?.done(true); }).catch((e) => { say(errText(e)); a?.done(false); });
+  useEffect(() => { setP(null); if (a) load(); }, [a]);
+  useEffect(() => {
+    if (!a) return;
+    const esc = (e: KeyboardEvent) => { if (e.key === 'Escape') a.done(false); };
+    window.addEventListener('keydown', esc);
+    return () => window.removeEventListener('keydown', esc);
+  }, [a]);
+  if (!a) return null;
+  const run = async (f: () => Promise<any>, done?: string) => {
+    setBusy(true);
+    try { const r = await f(); if (done) say(done); return r; } catch (e) { say(errText(e)); } finally { setBusy(false); }
+  };
+  return (
+    <div class="sheet consent-ask" role="dialog" aria-modal="true" aria-labelledby="consent-ask-h">
+      <h2 id="consent-ask-h">{t('cloud.askTitle', { name: a.ask.plugin })}</h2>
+      <p class="detail">{a.ask.provider ? t('cloud.askText', { name: a.ask.plugin, host: a.ask.provider }) : t('cloud.askSetup', { name: a.ask.plugin })}</p>
+      {!p ? <Skeleton rows={2} /> : <ConsentPanel p={p} busy={busy} run={run} onChange={load} />}
+      <div class="g-row gap-sm wrap">
+        {!a.ask.provider ? <a class="btn" href="/settings/cloud" onClick={() => a.done(false)}>{t('cloud.askSettings')}</a> : null}
+        <button type="button" onClick={() => a.done(false)}>{t('cloud.askLater')}</button>
+      </div>
+    </div>
+  );
 }
