@@ -330,7 +330,7 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			return c.printJSON(list)
 		}
 		for _, in := range list {
-			tags := []string{in.Name}
+			tags := []string{c.nameOf(in)}
 			if !in.Enabled {
 				tags = append(tags, c.t(msg.ListDisabled))
 			}
@@ -370,6 +370,15 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 	return usageError{fmt.Errorf("unknown command %q", sub)}
 }
 
+// nameOf is an installed plugin's name in the command's language: its i18n.en name in English
+// when the manifest has one, else its name.
+func (c *pluginsCmd) nameOf(in *host.Installed) string {
+	if c.lang == msg.En && in.NameEn != "" {
+		return in.NameEn
+	}
+	return in.Name
+}
+
 func modeNames(m map[plugin.Effect]host.Mode) map[string]host.Mode {
 	out := map[string]host.Mode{}
 	for e, mode := range m {
@@ -387,7 +396,7 @@ func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode)
 		}
 		return c.t(msg.No)
 	}
-	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, in.Name)
+	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, c.nameOf(in))
 	switch in.Kind {
 	case host.KindRemote:
 		line(msg.ShowKindRmt, c.kind(in.Official))
