@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
@@ -236,7 +235,7 @@ func cloudStatusCmd(env *Env) int {
 		fmt.Fprintln(env.Stdout, c.t(msg.CloudNoPlugins))
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	fmt.Fprintln(tw, c.t(msg.CloudPluginsHead))
 	for _, p := range r.Plugins {
 		e2e, consent, st := c.t(msg.No), c.t(msg.CloudNotAllowed), c.t(msg.CloudAvailable)

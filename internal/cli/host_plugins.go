@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/internal/msg"
@@ -267,7 +266,7 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		hint := map[string]string{"previous": "harness plugins rollback " + args[0], "newer": "harness plugins rollforward " + args[0],
 			"held": "harness plugins accept " + args[0]}
 		role := map[string]msg.Key{"current": msg.RoleCurrent, "previous": msg.RolePrevious, "newer": msg.RoleNewer, "held": msg.RoleHeld}
-		tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', 0)
+		tw := newTable(c.out())
 		fmt.Fprintln(tw, c.t(msg.VersionsHeader))
 		for _, v := range vs {
 			line := fmt.Sprintf("%s\t%s\t%s\t%s", c.t(role[v.Role]), v.Version, v.Hash, v.FetchedAt.Local().Format("2006-01-02 15:04"))
