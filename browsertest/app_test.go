@@ -455,6 +455,28 @@ func TestApp(t *testing.T) {
 			t.Errorf("nav in English reads %q", s)
 		}
 		shoot(t, ctx, "settings-dark-en")
+		// In English a plugin is listed and titled by its i18n.en name.
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/plugins"),
+			chromedp.WaitVisible(chromedp.CSS(`a[href="/plugins/shuttle"] .name`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `a[href="/plugins/shuttle"] .name`); !strings.HasPrefix(s, "Shuttle bus") || strings.Contains(s, "校车") {
+			t.Errorf("the shuttle row in English reads %q, want its English name and id", s)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/plugins/shuttle"),
+			chromedp.WaitVisible(chromedp.CSS(`main .page-head h1`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `main .page-head h1`); s != "Shuttle bus" {
+			t.Errorf("the shuttle page in English is titled %q", s)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/settings"),
+			chromedp.WaitVisible(chromedp.CSS(`input[name=lang][value=en]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
 		chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`input[name=theme][value=system] + span`)), chromedp.Click(chromedp.CSS(`input[name=lang][value=system] + span`)))
 	})
 

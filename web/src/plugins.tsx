@@ -28,7 +28,7 @@ export function Plugins() {
         <ul class="rows">
           {list.map((p) => (
             <li><Link href={`/plugins/${encodeURIComponent(p.id)}`} class="row">
-              <span class="name">{p.name}<small>{p.id}</small></span>
+              <span class="name">{(locale.value === 'en' && p.nameEn) || p.name}<small>{p.id}</small></span>
               <span class="meta">
                 <span class={`badge ${p.official ? 'official' : 'community'}`}>{t(p.official ? 'plugins.official' : 'plugins.community')}</span>
                 <span class="badge">{t(kindKey(p.kind))}</span>
@@ -74,7 +74,7 @@ export function PluginPage({ id }: { id: string }) {
   const en = locale.value === 'en';
   return (
     <main id="main" tabIndex={-1} class="plugin-page">
-      <div class="page-head"><h1>{p.name}</h1></div>
+      <div class="page-head"><h1>{(en && p.nameEn) || p.name}</h1></div>
       <p class="meta"><span class={`badge ${p.official ? 'official' : 'community'}`}>{t(p.official ? 'plugins.official' : 'plugins.community')}</span> <span class="badge">{t(kindKey(p.kind))}</span> {p.version} {p.note ? <span class="detail">{p.note}</span> : null}</p>
       {p.problem ? <p class="state error" role="alert">{p.problem}</p> : null}
       <div class="actions wrap">
