@@ -439,6 +439,10 @@ func TestApp(t *testing.T) {
 		if s := text(t, ctx, `nav.tabs a[href="/settings"] span:last-child`); s != "设置" {
 			t.Errorf("nav in zh-Hans reads %q", s)
 		}
+		// A campus service is named (GET /v1/campus title), its id beside it.
+		if s := text(t, ctx, `#campus .rows li:first-child .name`); !strings.Contains(s, "校园卡") || !strings.Contains(s, "card") {
+			t.Errorf("the first campus service reads %q, want its title and id", s)
+		}
 		if err := chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`input[name=lang][value=en] + span`)),
 			chromedp.Click(chromedp.CSS(`input[name=theme][value=dark] + span`)),

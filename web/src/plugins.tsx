@@ -137,7 +137,7 @@ export function Settings({ page }: { page?: string }) {
       </section>
       <section aria-labelledby="campus-h" id="campus"><h2 id="campus-h">{t('settings.campus')}</h2>
         {!campus ? <Skeleton /> : services.length === 0 ? <p class="detail">{t('settings.campusNone')}</p> : (
-          <ul class="rows">{services.map((s) => <li class="row"><span class="name">{s.name || s.service}</span><span class={`badge ${s.signedIn || s.status === 'signed_in' ? 'official' : 'off'}`}>{s.signedIn || s.status === 'signed_in' ? t('settings.signedIn') : t('settings.signedOut')}</span></li>)}</ul>
+          <ul class="rows">{services.map((s) => <li class="row"><span class="name">{s.title || s.service}<small>{s.service}</small></span><span class={`badge ${s.signedIn || s.status === 'signed_in' ? 'official' : 'off'}`}>{s.signedIn || s.status === 'signed_in' ? t('settings.signedIn') : t('settings.signedOut')}</span></li>)}</ul>
         )}
         {page === 'campus' ? <SignIn /> : <Link href="/settings/campus" class="btn">{t('action.signin')}</Link>}
       </section>
