@@ -458,6 +458,10 @@ func TestApp(t *testing.T) {
 		if s := text(t, ctx, `nav.tabs a[href="/settings"] span:last-child`); s != "Settings" {
 			t.Errorf("nav in English reads %q", s)
 		}
+		// The access token field says when it is needed.
+		if s := text(t, ctx, `#tok-hint`); !strings.Contains(s, "harness serve was started with --token") {
+			t.Errorf("the access token hint reads %q", s)
+		}
 		shoot(t, ctx, "settings-dark-en")
 		// In English a plugin is listed and titled by its i18n.en name.
 		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/plugins"),

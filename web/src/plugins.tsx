@@ -146,6 +146,7 @@ export function Settings({ page }: { page?: string }) {
       </section>
       <CloudSettings />
       <section aria-labelledby="tok-h"><h2 id="tok-h">{t('token.title')}</h2>
+        <p class="detail" id="tok-hint">{t('token.hint')}</p>
         <form class="g-row gap-sm wrap" onSubmit={(e) => { e.preventDefault(); setToken(tok.trim()); say(t('token.saved')); }}>
           <label for="tok" class="sr-only">{t('token.label')}</label>
           <input id="tok" type="password" autocomplete="off" value={tok} onInput={(e) => setTok((e.target as HTMLInputElement).value)} />
