@@ -105,7 +105,7 @@ func openCloudCmd(env *Env, name, usage string, minArgs, maxArgs int) (*cloudCmd
 }
 
 func (c *cloudCmd) fail(err error) int {
-	fmt.Fprintf(c.env.Stderr, "%s: %v\n", c.name, err)
+	fmt.Fprintf(c.env.Stderr, "%s: %s\n", c.name, hostError(c.lang, err))
 	return ExitFail
 }
 
@@ -285,6 +285,7 @@ func cloudConsentCmd(env *Env) int {
 	ctx := context.Background()
 	id, onOff := c.args[0], c.args[1]
 	if onOff != "on" && onOff != "off" {
+		fmt.Fprintf(env.Stderr, "%s: %q: say on or off\n", c.name, onOff)
 		fmt.Fprintf(env.Stderr, "usage: %s PLUGIN on|off [--data DIR]\n", c.name)
 		return ExitUsage
 	}
