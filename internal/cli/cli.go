@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -387,6 +388,27 @@ func printHelp(w io.Writer, cmds []*Command) {
 	}
 }
 
+// printFlags lists fs's flags as the flag package's PrintDefaults does, but spelled with two
+// dashes as the usage lines and the README write them: "  --name TYPE", then the usage and a
+// default that is not the zero value.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "0s" && d != "[]" {
+			if typ == "string" {
+				d = strconv.Quote(d)
+			}
+			line += " (default " + d + ")"
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
 // commonWords is how many leading words every path of cmds shares.
 func commonWords(cmds []*Command) int {
 	first := strings.Fields(cmds[0].Path)
@@ -412,8 +434,7 @@ func printCommandHelp(w io.Writer, c *Command) {
 		fs.VisitAll(func(*flag.Flag) { has = true })
 		if has {
 			fmt.Fprintln(w, "\nflags:")
-			fs.SetOutput(w)
-			fs.PrintDefaults()
+			printFlags(w, fs)
 		}
 	}
 	// A command that is also a group (`chat`, with `chat list`): its subcommands too.

@@ -120,7 +120,7 @@ type pluginsOpts struct {
 func (o *pluginsOpts) register(fs *flag.FlagSet) {
 	o.hf.register(fs)
 	fs.BoolVar(&o.json, "json", false, "print JSON")
-	fs.BoolVar(&o.yes, "yes", false, "install without asking")
+	fs.BoolVar(&o.yes, "yes", false, "answer yes to the install or accept question (the review sheet is still printed)")
 }
 
 type usageError struct{ error }
