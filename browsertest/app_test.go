@@ -337,6 +337,25 @@ func TestApp(t *testing.T) {
 		shoot(t, ctx, "chat")
 	})
 
+	t.Run("chat fits a phone", func(t *testing.T) {
+		// An answer with a long unbroken line (the mock echoes ui__render's JSON) and the row of
+		// conversations must not widen the page past a 390 px screen.
+		defer chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800))
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(h.url+"/chat"),
+			chromedp.WaitVisible(chromedp.ID(`#composer-input`)),
+			chromedp.SendKeys(chromedp.ID(`#composer-input`), "表单"),
+			chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`.inline-ui .drawn`)),
+			chromedp.WaitVisible(chromedp.CSS(`.msg.bot`)),
+			chromedp.WaitVisible(chromedp.CSS(`.composer button[type=submit]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("the chat page is %d px wide on a 390 px phone", w)
+		}
+	})
+
 	for _, tc := range []struct {
 		name, button, want string
 	}{{"confirmation approved", ".primary", "已允许"}, {"confirmation denied", ":not(.primary)", "已拒绝"}} {
