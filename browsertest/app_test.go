@@ -340,6 +340,25 @@ func TestApp(t *testing.T) {
 		shoot(t, ctx, "chat")
 	})
 
+	t.Run("chat fits a phone", func(t *testing.T) {
+		// An answer with a long unbroken line (the mock echoes ui__render's JSON) and the row of
+		// conversations must not widen the page past a 390 px screen.
+		defer chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800))
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(h.url+"/chat"),
+			chromedp.WaitVisible(chromedp.ID(`#composer-input`)),
+			chromedp.SendKeys(chromedp.ID(`#composer-input`), "表单"),
+			chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`.inline-ui .drawn`)),
+			chromedp.WaitVisible(chromedp.CSS(`.msg.bot`)),
+			chromedp.WaitVisible(chromedp.CSS(`.composer button[type=submit]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("the chat page is %d px wide on a 390 px phone", w)
+		}
+	})
+
 	for _, tc := range []struct {
 		name, button, want string
 	}{{"confirmation approved", ".primary", "已允许"}, {"confirmation denied", ":not(.primary)", "已拒绝"}} {
@@ -545,6 +564,10 @@ func TestApp(t *testing.T) {
 		if s := eval[string](t, ctx, `document.querySelector('#ai-preset option[value=ollama]').textContent`); s != "Ollama(本机)" {
 			t.Errorf("the ollama preset in zh-Hans reads %q", s)
 		}
+		// A campus service is named (GET /v1/campus title), its id beside it.
+		if s := text(t, ctx, `#campus .rows li:first-child .name`); !strings.Contains(s, "校园卡") || !strings.Contains(s, "card") {
+			t.Errorf("the first campus service reads %q, want its title and id", s)
+		}
 		if err := chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`input[name=lang][value=en] + span`)),
 			chromedp.Click(chromedp.CSS(`input[name=theme][value=dark] + span`)),
@@ -563,9 +586,32 @@ func TestApp(t *testing.T) {
 		if s := eval[string](t, ctx, `document.querySelector('#ai-preset option[value=ollama]').textContent`); s != "Ollama (local)" {
 			t.Errorf("the ollama preset in English reads %q", s)
 		}
+		// The access token field says when it is needed.
+		if s := text(t, ctx, `#tok-hint`); !strings.Contains(s, "harness serve was started with --token") {
+			t.Errorf("the access token hint reads %q", s)
+		}
 		shoot(t, ctx, "settings-dark-en")
 		englishTitles(t, ctx, h)
-		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/settings"), chromedp.WaitVisible(chromedp.CSS(`input[name=lang][value=en]`))); err != nil {
+		// In English a plugin is listed and titled by its i18n.en name.
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/plugins"),
+			chromedp.WaitVisible(chromedp.CSS(`a[href="/plugins/shuttle"] .name`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `a[href="/plugins/shuttle"] .name`); !strings.HasPrefix(s, "Shuttle bus") || strings.Contains(s, "校车") {
+			t.Errorf("the shuttle row in English reads %q, want its English name and id", s)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/plugins/shuttle"),
+			chromedp.WaitVisible(chromedp.CSS(`main .page-head h1`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if s := text(t, ctx, `main .page-head h1`); s != "Shuttle bus" {
+			t.Errorf("the shuttle page in English is titled %q", s)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/settings"),
+			chromedp.WaitVisible(chromedp.CSS(`input[name=lang][value=en]`)),
+		); err != nil {
 			t.Fatal(err)
 		}
 		chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`input[name=theme][value=system] + span`)), chromedp.Click(chromedp.CSS(`input[name=lang][value=system] + span`)))

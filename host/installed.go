@@ -174,6 +174,9 @@ func nonNil(s []string) []string {
 type Installed struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
+	// NameEn is the manifest's i18n.en name, "" when it has none (then Name is for every
+	// language).
+	NameEn string `json:"nameEn,omitempty"`
 	// Kind is "" for a PLUGIN.md document, KindBuiltin for a built-in
 	// plugin (Go in the app), KindRemote for a remote one (no version, hash,
 	// updates or modes of its own here).
@@ -391,14 +394,17 @@ func (h *Host) Show(ctx context.Context, id string) (*Installed, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, problem := id, ""
+	name, nameEn, problem := id, "", ""
 	if p, err := h.parsed(ctx, id, cur.seq, cur.hash); err == nil {
 		name = p.Manifest.Name
+		if p.Manifest.I18n != nil && p.Manifest.I18n.En != nil {
+			nameEn = p.Manifest.I18n.En.Name
+		}
 	} else {
 		problem = err.Error()
 	}
 	in := &Installed{
-		ID: id, Name: name, Problem: problem, Version: cur.version, Hash: cur.hash, Source: r.source,
+		ID: id, Name: name, NameEn: nameEn, Problem: problem, Version: cur.version, Hash: cur.hash, Source: r.source,
 		Official: r.official, Enabled: r.enabled, AutoUpdate: r.autoUpdate,
 		InstalledAt: time.UnixMilli(r.installedAt).UTC(), Note: r.note, Declarations: cur.decl,
 	}

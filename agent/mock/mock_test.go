@@ -43,6 +43,8 @@ func TestMock(t *testing.T) {
 			[]string{`"reasoning_content":"按脚本应答。"`, `"arguments":"{\"d"`, `"finish_reason":"tool_calls"`, "data: [DONE]"}},
 		{"after the result, text", `{"model":"mock-agent","messages":[{"role":"user","content":"校车"},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"shuttle__next","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"{\"error\":\"boom\"}"}],` + tools + `}`, 200,
 			[]string{"`shuttle__next` 没有成功:boom"}},
+		{"a shown form is said, not echoed as JSON", `{"model":"mock-agent","messages":[{"role":"user","content":"表单"},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"ui__render","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"{\"shown\":true,\"document\":{\"ui\":1}}"}],"tools":[{"type":"function","function":{"name":"ui__render","parameters":{}}}]}`, 200,
+			[]string{"表单在上面"}},
 		{"tool not offered", `{"model":"mock-agent","messages":[{"role":"user","content":"remember milk"}]}`, 200,
 			[]string{"我想调用 `memory__remember`"}},
 		{"who without context", `{"model":"mock-agent","messages":[{"role":"user","content":"who"}]}`, 200, []string{"没有注入任何 <context> 块"}},

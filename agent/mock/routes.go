@@ -36,7 +36,8 @@ func one(tool string, input func(s *State) any) func(s *State) Step {
 }
 
 // summary sums up the turn's results: each tool and what it returned (cut
-// at 1,500 bytes), or the error the app sent back.
+// at 1,500 bytes), or the error the app sent back; the shuttle's departures and a shown
+// ui__render document in a sentence, as a model would say them.
 func summary(s *State) string {
 	var b strings.Builder
 	for i, r := range s.Results {
@@ -53,6 +54,15 @@ func summary(s *State) string {
 		if json.Unmarshal([]byte(r.Content), &e) == nil && e.Error != "" {
 			fmt.Fprintf(&b, "`%s` 没有成功:%s", r.Tool, e.Error)
 			continue
+		}
+		if r.Tool == RenderTool {
+			var shown struct {
+				Shown bool `json:"shown"`
+			}
+			if json.Unmarshal([]byte(r.Content), &shown) == nil && shown.Shown {
+				b.WriteString("表单在上面:填好后点按钮,提交前会再问你一次。")
+				continue
+			}
 		}
 		if r.Tool == ShuttleTool {
 			if text := shuttle(r.Content); text != "" {

@@ -39,7 +39,7 @@ func TestServedOnTheAPI(t *testing.T) {
 		status             int
 		contain            string
 	}{
-		{"GET", "/v1/plugins", "", 200, `"id":"focus","name":"专注","kind":"builtin","version":"0.1.0"`},
+		{"GET", "/v1/plugins", "", 200, `"id":"focus","name":"专注","nameEn":"Focus","kind":"builtin","version":"0.1.0"`},
 		{"GET", "/v1/tools", "", 200, `"name":"focus__start"`},
 		{"POST", "/v1/tools/focus__start/call", `{"actor":"user","input":{"label":"高数"}}`, 200, `"started":true`},
 		{"POST", "/v1/tools/focus__today/call", `{"actor":"agent","input":{}}`, 200, `"label":"高数"`},

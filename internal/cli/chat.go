@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"text/tabwriter"
 
 	"golang.org/x/term"
 
@@ -534,7 +533,7 @@ func chatList(env *Env) int {
 		fmt.Fprintln(env.Stdout, string(b))
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	fmt.Fprintln(tw, "ID\tUPDATED\tTOKENS\tTITLE")
 	for _, c := range cs {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.ID, c.Updated.Format("2006-01-02 15:04"), c.Usage.Total(), c.Title)

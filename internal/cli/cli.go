@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -127,7 +128,54 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		printCommandHelp(stdout, best)
 		return ExitOK
 	}
+	if bad, near := unknownFlag(best, args[n:]); bad != "" {
+		if near != "" {
+			fmt.Fprintf(stderr, "harness %s: unknown flag %s (did you mean --%s?)\n", best.Path, bad, near)
+		} else {
+			fmt.Fprintf(stderr, "harness %s: unknown flag %s\n", best.Path, bad)
+		}
+		fmt.Fprintf(stderr, "usage: harness %s\n(`harness %s --help` for its flags)\n", strings.TrimSpace(best.Path+" "+best.Usage), best.Path)
+		return ExitUsage
+	}
 	return best.Run(&Env{Args: args[n:], Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// unknownFlag returns the first word of args (before a "--") that is a flag c.Flags does not
+// define, as typed, with the nearest defined flag's name when one is within a third of its
+// length (at least 1 edit); "" when every flag is defined or c has no Flags. The value after a
+// flag that takes one is skipped, so `--once -x` is not a flag. Commands parse their own flags
+// after this; it only replaces the flag package's "flag provided but not defined" and its
+// dump of every default with the command's usage line.
+func unknownFlag(c *Command, args []string) (bad, near string) {
+	if c.Flags == nil {
+		return "", ""
+	}
+	fs := flag.NewFlagSet("harness "+c.Path, flag.ContinueOnError)
+	c.Flags(fs)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return "", ""
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			best, bestD := "", 1<<30
+			fs.VisitAll(func(f *flag.Flag) {
+				if d := editDistance(name, f.Name); d <= max(len(f.Name)/3, 1) && d < bestD {
+					best, bestD = f.Name, d
+				}
+			})
+			return a, best
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); (!ok || !b.IsBoolFlag()) && !hasValue {
+			i++ // the flag's value
+		}
+	}
+	return "", ""
 }
 
 // moveGlobalLang lets --lang come before the command (`harness --lang en plugins list`): it
@@ -340,6 +388,27 @@ func printHelp(w io.Writer, cmds []*Command) {
 	}
 }
 
+// printFlags lists fs's flags as the flag package's PrintDefaults does, but spelled with two
+// dashes as the usage lines and the README write them: "  --name TYPE", then the usage and a
+// default that is not the zero value.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "0s" && d != "[]" {
+			if typ == "string" {
+				d = strconv.Quote(d)
+			}
+			line += " (default " + d + ")"
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
 // commonWords is how many leading words every path of cmds shares.
 func commonWords(cmds []*Command) int {
 	first := strings.Fields(cmds[0].Path)
@@ -365,8 +434,7 @@ func printCommandHelp(w io.Writer, c *Command) {
 		fs.VisitAll(func(*flag.Flag) { has = true })
 		if has {
 			fmt.Fprintln(w, "\nflags:")
-			fs.SetOutput(w)
-			fs.PrintDefaults()
+			printFlags(w, fs)
 		}
 	}
 	// A command that is also a group (`chat`, with `chat list`): its subcommands too.

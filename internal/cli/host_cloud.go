@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
@@ -106,7 +105,7 @@ func openCloudCmd(env *Env, name, usage string, minArgs, maxArgs int) (*cloudCmd
 }
 
 func (c *cloudCmd) fail(err error) int {
-	fmt.Fprintf(c.env.Stderr, "%s: %v\n", c.name, err)
+	fmt.Fprintf(c.env.Stderr, "%s: %s\n", c.name, hostError(c.lang, err))
 	return ExitFail
 }
 
@@ -236,7 +235,7 @@ func cloudStatusCmd(env *Env) int {
 		fmt.Fprintln(env.Stdout, c.t(msg.CloudNoPlugins))
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	fmt.Fprintln(tw, c.t(msg.CloudPluginsHead))
 	for _, p := range r.Plugins {
 		e2e, consent, st := c.t(msg.No), c.t(msg.CloudNotAllowed), c.t(msg.CloudAvailable)
@@ -294,6 +293,7 @@ func cloudConsentCmd(env *Env) int {
 	ctx := context.Background()
 	id, onOff := c.args[0], c.args[1]
 	if onOff != "on" && onOff != "off" {
+		fmt.Fprintf(env.Stderr, "%s: %q: say on or off\n", c.name, onOff)
 		fmt.Fprintf(env.Stderr, "usage: %s PLUGIN on|off [--data DIR]\n", c.name)
 		return ExitUsage
 	}

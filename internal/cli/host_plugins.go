@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/internal/msg"
@@ -121,7 +120,7 @@ type pluginsOpts struct {
 func (o *pluginsOpts) register(fs *flag.FlagSet) {
 	o.hf.register(fs)
 	fs.BoolVar(&o.json, "json", false, "print JSON")
-	fs.BoolVar(&o.yes, "yes", false, "install without asking")
+	fs.BoolVar(&o.yes, "yes", false, "answer yes to the install or accept question (the review sheet is still printed)")
 }
 
 type usageError struct{ error }
@@ -267,7 +266,7 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		hint := map[string]string{"previous": "harness plugins rollback " + args[0], "newer": "harness plugins rollforward " + args[0],
 			"held": "harness plugins accept " + args[0]}
 		role := map[string]msg.Key{"current": msg.RoleCurrent, "previous": msg.RolePrevious, "newer": msg.RoleNewer, "held": msg.RoleHeld}
-		tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', 0)
+		tw := newTable(c.out())
 		fmt.Fprintln(tw, c.t(msg.VersionsHeader))
 		for _, v := range vs {
 			line := fmt.Sprintf("%s\t%s\t%s\t%s", c.t(role[v.Role]), v.Version, v.Hash, v.FetchedAt.Local().Format("2006-01-02 15:04"))
@@ -330,7 +329,7 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 			return c.printJSON(list)
 		}
 		for _, in := range list {
-			tags := []string{in.Name}
+			tags := []string{c.nameOf(in)}
 			if !in.Enabled {
 				tags = append(tags, c.t(msg.ListDisabled))
 			}
@@ -370,6 +369,15 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 	return usageError{fmt.Errorf("unknown command %q", sub)}
 }
 
+// nameOf is an installed plugin's name in the command's language: its i18n.en name in English
+// when the manifest has one, else its name.
+func (c *pluginsCmd) nameOf(in *host.Installed) string {
+	if c.lang == msg.En && in.NameEn != "" {
+		return in.NameEn
+	}
+	return in.Name
+}
+
 func modeNames(m map[plugin.Effect]host.Mode) map[string]host.Mode {
 	out := map[string]host.Mode{}
 	for e, mode := range m {
@@ -387,7 +395,7 @@ func (c *pluginsCmd) show(in *host.Installed, modes map[plugin.Effect]host.Mode)
 		}
 		return c.t(msg.No)
 	}
-	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, in.Name)
+	fmt.Fprintf(w, "%s %s (%s)\n", in.ID, in.Version, c.nameOf(in))
 	switch in.Kind {
 	case host.KindRemote:
 		line(msg.ShowKindRmt, c.kind(in.Official))

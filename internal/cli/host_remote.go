@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/internal/msg"
@@ -169,7 +168,7 @@ func (c *remoteCmd) run(sub string, args []string) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(list)
 		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		tw := newTable(out)
 		fmt.Fprintln(tw, c.lang.T(msg.RemoteListHeader))
 		for _, p := range list {
 			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\n", p.ID, len(p.Server.Tools), p.Enabled, p.Server.URL)

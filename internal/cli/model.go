@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/pkuinfo/harness/agent"
@@ -248,7 +247,7 @@ func modelPresets(env *Env) int {
 		fmt.Fprintln(env.Stdout, string(b))
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	fmt.Fprintln(tw, "PRESET\tSERVICE\tBASE URL\tDEFAULT MODEL")
 	for _, p := range agent.Presets {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Title, p.BaseURL, p.Model)

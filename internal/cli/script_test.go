@@ -302,7 +302,7 @@ func staticHTTP() {
 
 // cmdGlob is `glob PROG ARGS…`: exec with each argument that holds a shell pattern (*, ?, [)
 // replaced by its matches, sorted, relative to the script's directory, as the shell does for the
-// README's `harness plugin test plugins/*`; a pattern without matches stays as it is.
+// README's `harness plugin test plugins/*/`; a pattern ending in / matches folders only, as in the shell, and one without matches stays as it is.
 func cmdGlob(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 1 {
 		ts.Fatalf("usage: glob PROG [ARGS…]")
@@ -319,6 +319,11 @@ func cmdGlob(ts *testscript.TestScript, neg bool, args []string) {
 			out = append(out, a)
 		}
 		for _, p := range m {
+			if strings.HasSuffix(a, "/") { // as in the shell, a pattern ending in / matches folders only
+				if st, err := os.Stat(p); err != nil || !st.IsDir() {
+					continue
+				}
+			}
 			rel, err := filepath.Rel(ts.MkAbs("."), p)
 			ts.Check(err)
 			out = append(out, rel)

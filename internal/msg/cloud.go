@@ -80,7 +80,7 @@ func init() {
 		CloudNotForgot:        {"没有删除任何数据", "nothing was deleted"},
 
 		CloudWhyNoProvider: {"没有设置云服务商", "no Cloud provider is set"},
-		CloudWhyConsent:    {"还没有允许这个插件使用云服务", "the person has not allowed this plugin to use Cloud"},
+		CloudWhyConsent:    {"还没有允许这个插件使用云服务", "you have not allowed this plugin to use Cloud yet"},
 		CloudWhyOffline:    {"连不上云服务商", "the provider cannot be reached"},
 		CloudWhyNotOffered: {"%[1]s 不提供 %[2]s", "%[1]s does not offer %[2]s"},
 	} {

@@ -41,7 +41,7 @@ export function Plugins() {
         <ul class="rows">
           {list.map((p) => (
             <li><Link href={`/plugins/${encodeURIComponent(p.id)}`} class="row">
-              <span class="name">{p.name}<small>{p.id}</small></span>
+              <span class="name">{(locale.value === 'en' && p.nameEn) || p.name}<small>{p.id}</small></span>
               <span class="meta">
                 <span class={`badge ${p.official ? 'official' : 'community'}`}>{t(p.official ? 'plugins.official' : 'plugins.community')}</span>
                 <span class="badge">{t(kindKey(p.kind))}</span>
@@ -87,7 +87,7 @@ export function PluginPage({ id }: { id: string }) {
   const en = locale.value === 'en';
   return (
     <main id="main" tabIndex={-1} class="plugin-page">
-      <div class="page-head"><h1>{(en && ui?.nameEn) || p.name}</h1></div>
+      <div class="page-head"><h1>{(en && (ui?.nameEn || p.nameEn)) || p.name}</h1></div>
       <p class="meta"><span class={`badge ${p.official ? 'official' : 'community'}`}>{t(p.official ? 'plugins.official' : 'plugins.community')}</span> <span class="badge">{t(kindKey(p.kind))}</span> {p.version} {p.note ? <span class="detail">{p.note}</span> : null}</p>
       {p.problem ? <p class="state error" role="alert">{p.problem}</p> : null}
       <div class="actions wrap">
@@ -150,7 +150,7 @@ export function Settings({ page }: { page?: string }) {
       </section>
       <section aria-labelledby="campus-h" id="campus"><h2 id="campus-h">{t('settings.campus')}</h2>
         {!campus ? <Skeleton /> : services.length === 0 ? <p class="detail">{t('settings.campusNone')}</p> : (
-          <ul class="rows">{services.map((s) => <li class="row"><span class="name">{s.name || s.service}</span><span class={`badge ${s.signedIn || s.status === 'signed_in' ? 'official' : 'off'}`}>{s.signedIn || s.status === 'signed_in' ? t('settings.signedIn') : t('settings.signedOut')}</span></li>)}</ul>
+          <ul class="rows">{services.map((s) => <li class="row"><span class="name">{s.title || s.service}<small>{s.service}</small></span><span class={`badge ${s.signedIn || s.status === 'signed_in' ? 'official' : 'off'}`}>{s.signedIn || s.status === 'signed_in' ? t('settings.signedIn') : t('settings.signedOut')}</span></li>)}</ul>
         )}
         {page === 'campus' ? <SignIn /> : <Link href="/settings/campus" class="btn">{t('action.signin')}</Link>}
       </section>
@@ -159,6 +159,7 @@ export function Settings({ page }: { page?: string }) {
       </section>
       <CloudSettings />
       <section aria-labelledby="tok-h"><h2 id="tok-h">{t('token.title')}</h2>
+        <p class="detail" id="tok-hint">{t('token.hint')}</p>
         <form class="g-row gap-sm wrap" onSubmit={(e) => { e.preventDefault(); setToken(tok.trim()); say(t('token.saved')); }}>
           <label for="tok" class="sr-only">{t('token.label')}</label>
           <input id="tok" type="password" autocomplete="off" value={tok} onInput={(e) => setTok((e.target as HTMLInputElement).value)} />
