@@ -28,8 +28,9 @@ export function argsText(input: any): string {
   if (!input || typeof input !== 'object') return '';
   return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
 }
-async function runAsUser(tool: string, args: any) {
-  let r = await callTool(tool, args);
+const runAsUser = (tool: string, args: any) => runTool(tool, args, 'user');
+async function runTool(tool: string, args: any, actor: 'user' | 'agent') {
+  let r = await callTool(tool, args, actor);
   if (r.status === 'confirm' && r.confirmation) {
     const c = r.confirmation;
     const ok = window.confirm(t('confirm.ask', { title: c.title || c.tool || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
@@ -81,11 +82,18 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
     onAction: async (a: Action) => {
       clearTimeout(timer.current);
       try {
-        const tool = a.tool.includes('__') || a.tool.includes('.') || !req.plugin ? a.tool : `${req.plugin}__${a.tool}`;
+        // A plugin's widget or screen runs its own tools as the person; a document the assistant
+        // drew in the chat (no plugin) is the assistant's: its button text is the assistant's
+        // words, so the host decides as for the assistant's own call.
+        // A plugin's document names its own tools only.
+        const own = !!req.plugin;
+        const m = /^([A-Za-z0-9-]+)(?:__|\.)(.+)$/.exec(a.tool);
+        if (own && m && m[1] !== req.plugin) throw new Error(t('action.notOwn', { tool: a.tool }));
+        const tool = own && !m ? `${req.plugin}__${a.tool}` : a.tool;
         const problems = checkInput(await toolSchema(tool), a.args || {});
         if (problems.length) { setProblems(problems); return; }
         setProblems([]);
-        await runAsUser(tool, a.args);
+        await runTool(tool, a.args, own ? 'user' : 'agent');
         say(t('action.done'));
         if (a.then !== 'none') load(true);
       } catch (e) { say(errText(e)); }
