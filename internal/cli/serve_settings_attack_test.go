@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pkuinfo/harness/agent"
+)
+
+// TestEnvKeyStaysWithItsService: with the key in $OPENAI_API_KEY (which wins over a stored
+// one), moving the base URL to another service in Settings would send that key there — on
+// the next test of the connection and on every turn of the running serve. The move is
+// refused, saying why; nothing reaches the other service.
+func TestEnvKeyStaysWithItsService(t *testing.T) {
+	ts, _, _ := settingsServer(t)
+	good, other := newProvider(t, false), newProvider(t, false)
+	t.Setenv(agent.EnvAPIKey, secretKey)
+	if st, body := call(t, ts, "PUT", "/v1/model", `{"baseURL":"`+good.URL+`/v1","model":"mock-agent"}`); st != 200 {
+		t.Fatalf("first PUT: %d %s", st, body)
+	}
+	for _, body := range []string{
+		`{"baseURL":"` + other.URL + `/v1"}`,
+		`{"baseURL":"` + other.URL + `/v1","apiKey":"sk-a-key-for-the-other-service-000"}`,
+		`{"preset":"openai"}`,
+	} {
+		st, reply := call(t, ts, "PUT", "/v1/model", body)
+		if st != 409 || !strings.Contains(reply, agent.EnvAPIKey) {
+			t.Errorf("PUT %s: %d %s; want 409 naming $%s", body, st, reply, agent.EnvAPIKey)
+		}
+		call(t, ts, "POST", "/v1/model/test", `{}`)
+	}
+	for _, a := range other.got() {
+		if strings.Contains(a, secretKey) {
+			t.Fatalf("the key of $%s reached another service: %q", agent.EnvAPIKey, a)
+		}
+	}
+	// The service the key was set for is still tried with it.
+	if st, reply := call(t, ts, "POST", "/v1/model/test", `{}`); st != 200 || !strings.Contains(reply, `"ok":true`) {
+		t.Errorf("test of the kept service: %d %s", st, reply)
+	}
+	// With $OPENAI_BASE_URL set too, the stored base URL is not used: a change is no leak.
+	t.Setenv(agent.EnvBaseURL, good.URL+"/v1")
+	if st, reply := call(t, ts, "PUT", "/v1/model", `{"baseURL":"`+other.URL+`/v1"}`); st != 200 {
+		t.Errorf("PUT with both variables set: %d %s", st, reply)
+	}
+}
