@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -42,5 +44,27 @@ func TestEnvKeyStaysWithItsService(t *testing.T) {
 	t.Setenv(agent.EnvBaseURL, good.URL+"/v1")
 	if st, reply := call(t, ts, "PUT", "/v1/model", `{"baseURL":"`+other.URL+`/v1"}`); st != 200 {
 		t.Errorf("PUT with both variables set: %d %s", st, reply)
+	}
+}
+
+// TestProviderRedirectKeepsTheKey: a provider that answers 307 to another port of the same
+// host name (another server; or http on the https host's name) must not get the key sent
+// along: net/http copies Authorization to any port of the same host name.
+func TestProviderRedirectKeepsTheKey(t *testing.T) {
+	ts, _, _ := settingsServer(t)
+	other := newProvider(t, false)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	if st, body := call(t, ts, "PUT", "/v1/model", `{"baseURL":"`+redirect.URL+`/v1","model":"mock-agent","apiKey":"`+secretKey+`"}`); st != 200 {
+		t.Fatalf("PUT: %d %s", st, body)
+	}
+	_, reply := call(t, ts, "POST", "/v1/model/test", `{}`)
+	t.Logf("test: %s; the other server got %q", reply, other.got())
+	for _, a := range other.got() {
+		if strings.Contains(a, secretKey) {
+			t.Fatalf("a redirect took the key to %s: %q (test: %s)", other.URL, a, reply)
+		}
 	}
 }
