@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -82,6 +83,45 @@ func cutRunes(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// MaxRemoteReply is the largest HTTP reply body read from a remote plugin's server, in bytes:
+// a longer one fails the Describe or Call that reads it.
+const MaxRemoteReply = 8 << 20
+
+// MaxToolDescription and MaxToolTitle are how many characters (runes) of a remote tool's
+// description (which the model reads on every turn) and title Describe keeps.
+const (
+	MaxToolDescription = 2000
+	MaxToolTitle       = 200
+)
+
+// limitReplies fails the reading of any reply body over MaxRemoteReply bytes.
+type limitReplies struct{ base http.RoundTripper }
+
+func (l *limitReplies) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := l.base.RoundTrip(r)
+	if err == nil {
+		res.Body = &cappedBody{ReadCloser: res.Body, left: MaxRemoteReply}
+	}
+	return res, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("the server's reply is over %d MB", MaxRemoteReply>>20)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // DefaultRemoteTimeout bounds one Describe or Call when the context has no
@@ -167,7 +207,7 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 	}
 	// The SDK sends requests on a context of its own; bind each to ctx so
 	// that the deadline, or the end of Describe or Call, cuts it.
-	rt = &boundTransport{ctx: ctx, base: rt}
+	rt = &boundTransport{ctx: ctx, base: &limitReplies{base: rt}}
 	status := &statusRecorder{base: rt}
 	client := mcp.NewClient(&mcp.Implementation{Name: "pku-harness", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
@@ -244,7 +284,7 @@ func (c *RemoteClient) Describe(ctx context.Context) (*RemoteServer, error) {
 	init := cs.InitializeResult()
 	srv := &RemoteServer{URL: c.URL}
 	if init != nil && init.ServerInfo != nil {
-		srv.Name, srv.Title, srv.Version = init.ServerInfo.Name, init.ServerInfo.Title, init.ServerInfo.Version
+		srv.Name, srv.Title, srv.Version = init.ServerInfo.Name, cutRunes(init.ServerInfo.Title, MaxToolTitle), cutRunes(init.ServerInfo.Version, 64)
 	}
 	if init != nil {
 		srv.Instructions = cutRunes(init.Instructions, MaxInstructions)
@@ -264,11 +304,11 @@ func (c *RemoteClient) Describe(ctx context.Context) (*RemoteServer, error) {
 			return nil, fmt.Errorf("remote plugin %s: tools %q and %q both become %q", c.URL, other, t.Name, name)
 		}
 		seen[name] = t.Name
-		rt := RemoteTool{Name: name, Remote: t.Name, Title: t.Title, Description: t.Description,
+		rt := RemoteTool{Name: name, Remote: t.Name, Title: cutRunes(t.Title, MaxToolTitle), Description: cutRunes(t.Description, MaxToolDescription),
 			Effect: plugin.EffectWrite, InputSchema: PlainSchema(t.InputSchema)}
 		if t.Annotations != nil {
 			if rt.Title == "" {
-				rt.Title = t.Annotations.Title
+				rt.Title = cutRunes(t.Annotations.Title, MaxToolTitle)
 			}
 			if t.Annotations.ReadOnlyHint {
 				rt.Effect = plugin.EffectRead

@@ -123,3 +123,33 @@ func TestRemoteRefreshDoesNotLoosen(t *testing.T) {
 		t.Errorf("the agent's call of pay after the refresh: %d %s; want a confirmation", st, body)
 	}
 }
+
+// TestRemoteReviewBoundsTheServer: a remote plugin's server is a third party's; a tools list
+// of tens of megabytes must not be read whole into the host, and what the host keeps of a
+// tool's description (which the model reads on every turn) is bounded.
+func TestRemoteReviewBoundsTheServer(t *testing.T) {
+	ts, _, _ := settingsServer(t)
+	for _, tc := range []struct {
+		name string
+		desc int
+		want string
+	}{
+		{"huge", 48 << 20, `"code":"remote_unreachable"`},
+		{"long", 64 << 10, `"hash"`},
+	} {
+		desc := strings.Repeat("A", tc.desc)
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+			s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
+			mcp.AddTool(s, &mcp.Tool{Name: "t", Description: desc}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return nil, nil, nil
+			})
+			return s
+		}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+		srv := httptest.NewServer(h)
+		st, body := call(t, ts, "POST", "/v1/remote-plugins/review", `{"url":"`+srv.URL+`/mcp"}`)
+		srv.Close()
+		if !strings.Contains(body, tc.want) || len(body) > 16<<10 {
+			t.Errorf("%s: %d, %d bytes: %.300s; want %s in at most 16 KB", tc.name, st, len(body), body, tc.want)
+		}
+	}
+}
