@@ -3,6 +3,7 @@ package mcpx
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -212,7 +213,7 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 	client := mcp.NewClient(&mcp.Implementation{Name: "pku-harness", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             c.URL,
-		HTTPClient:           &http.Client{Transport: status},
+		HTTPClient:           &http.Client{Transport: status, CheckRedirect: sameEndpoint(u)},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}, nil)
@@ -230,6 +231,21 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 		return nil, fmt.Errorf("remote plugin %s: connect: %w", c.URL, err)
 	}
 	return cs, nil
+}
+
+// sameEndpoint follows a redirect only to the plugin's own scheme and host: a third party's
+// server must not turn the host's requests to another address (an internal service, a cloud
+// metadata address).
+func sameEndpoint(u *url.URL) func(*http.Request, []*http.Request) error {
+	return func(r *http.Request, via []*http.Request) error {
+		if r.URL.Scheme != u.Scheme || r.URL.Host != u.Host {
+			return fmt.Errorf("the server redirects to %s://%s, another server: not followed", r.URL.Scheme, r.URL.Host)
+		}
+		if len(via) >= 5 {
+			return errors.New("more than 5 redirects")
+		}
+		return nil
+	}
 }
 
 // boundTransport cancels every request when ctx ends, whatever context the

@@ -153,3 +153,24 @@ func TestRemoteReviewBoundsTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteReviewFollowsNoRedirect: the server named in a review is a third party's; a 307
+// from it to another address (an internal service, a metadata address) must not be followed
+// with the host's POST.
+func TestRemoteReviewFollowsNoRedirect(t *testing.T) {
+	ts, _, _ := settingsServer(t)
+	var hits atomic.Int32
+	inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer inside.Close()
+	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inside.URL+"/admin/reset", http.StatusTemporaryRedirect)
+	}))
+	defer out.Close()
+	st, body := call(t, ts, "POST", "/v1/remote-plugins/review", `{"url":"`+out.URL+`/mcp","token":"tok-0123456789"}`)
+	if hits.Load() != 0 {
+		t.Errorf("the review followed a redirect to another server (%d requests there): %d %s", hits.Load(), st, body)
+	}
+	if st != 502 {
+		t.Errorf("review: %d %s; want 502", st, body)
+	}
+}
