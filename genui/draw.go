@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -296,10 +297,26 @@ func (dr *drawer) node(n map[string]any, path string, sc scopeVars) any {
 			if !ok {
 				return nil
 			}
+			// A templated enum may render a tool's data: the viewer gets enum values only.
+			if p.Kind == KindEnum && len(p.Enum) > 0 {
+				if e, _ := r.(string); !slices.Contains(p.Enum, e) {
+					dr.problem(pp, fmt.Errorf("%s is not one of %s: the prop is left out", quote(r), strings.Join(p.Enum, ", ")))
+					continue
+				}
+			}
 			out[k] = r
 		}
 	}
 	return out
+}
+
+// quote shows a drawn value in a problem, cut to 40 bytes.
+func quote(v any) string {
+	s := fmt.Sprintf("%q", fmt.Sprint(v))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
 }
 
 // value resolves a prop value: templates in strings, recursively in lists and objects.

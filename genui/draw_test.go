@@ -94,3 +94,30 @@ func FuzzDraw(f *testing.F) {
 		}
 	})
 }
+
+// TestDrawEnumFromData: an enum prop may be a template, so its value can come from a tool's
+// result (a third party's text). What the viewer gets must still be one of the enum's values:
+// the web app makes class names of them, and "default sheet" would lift a card's text into a
+// fixed sheet over the app (or a Field's input become a password box). Another value is left
+// out and listed as a problem.
+func TestDrawEnumFromData(t *testing.T) {
+	doc := `{"ui":1,"kind":"screen","title":"x","data":{"o":{"source":"o"}},"root":{"type":"Column","gap":"${data.o.v}","children":[
+	  {"type":"Text","text":"hi","tone":"${data.o.v}","style":"${data.o.v}"},
+	  {"type":"Text","text":"ok","tone":"${data.o.good}"},
+	  {"type":"Field","name":"f","label":"F","input":"${data.o.input}"}]}}`
+	data, _ := expr.FromJSON([]byte(`{"v":"default sheet","good":"critical","input":"password"}`))
+	d, err := Draw(context.Background(), []byte(doc), DrawInput{Data: map[string]any{"o": data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(d)
+	s := string(b)
+	for _, bad := range []string{`"default sheet"`, `"password"`} {
+		if strings.Contains(s, `:`+bad) {
+			t.Errorf("an enum prop drawn as %s: %s", bad, s)
+		}
+	}
+	if !strings.Contains(s, `"tone":"critical"`) || !strings.Contains(s, `"text":"hi"`) || !strings.Contains(s, "not one of") {
+		t.Errorf("a good enum value, the node, or the problem is missing: %s", s)
+	}
+}
