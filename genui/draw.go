@@ -191,9 +191,14 @@ func (s scopeVars) Lookup(name string) (any, bool) {
 }
 
 type drawer struct {
-	ctx context.Context
-	out *Drawn
+	ctx   context.Context
+	out   *Drawn
+	drawn int // nodes drawn so far (MaxDrawnNodes)
 }
+
+// MaxDrawnNodes is the most nodes one draw makes: Lists nest, so a small document over a long
+// list could otherwise make 200^k of them. The nodes past it are left out, with a problem.
+const MaxDrawnNodes = 5000
 
 // maxProblems bounds Drawn.Problems.
 const maxProblems = 20
@@ -243,6 +248,14 @@ func (dr *drawer) node(n map[string]any, path string, sc scopeVars) any {
 	if dr.ctx.Err() != nil {
 		return nil
 	}
+	if dr.drawn >= MaxDrawnNodes {
+		if dr.drawn == MaxDrawnNodes {
+			dr.drawn++
+			dr.problem(path, fmt.Errorf("the document draws more than %d nodes: the rest is left out", MaxDrawnNodes))
+		}
+		return nil
+	}
+	dr.drawn++
 	if w, ok := n["when"]; ok {
 		switch x := w.(type) {
 		case bool:

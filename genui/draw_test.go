@@ -121,3 +121,27 @@ func TestDrawEnumFromData(t *testing.T) {
 		t.Errorf("a good enum value, the node, or the problem is missing: %s", s)
 	}
 }
+
+// TestDrawNodeBudget: Lists nest, each up to 200 items, so a small widget of an untrusted
+// plugin could make the host build (and the browser draw) 200^k nodes. A draw stops at
+// MaxDrawnNodes, with a problem saying so.
+func TestDrawNodeBudget(t *testing.T) {
+	doc := `{"ui":1,"kind":"widget","title":"x","data":{"o":{"source":"o"}},"root":{"type":"List","items":"${data.o}","template":
+	  {"type":"List","items":"${data.o}","template":{"type":"Row","children":[{"type":"Text","text":"a"},{"type":"Text","text":"b"}]}}}}`
+	rows := make([]any, 200)
+	for i := range rows {
+		rows[i] = float64(i)
+	}
+	data, _ := expr.FromGo(rows)
+	d, err := Draw(context.Background(), []byte(doc), DrawInput{Data: map[string]any{"o": data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(d.Root)
+	if n := strings.Count(string(b), `"type"`); n > MaxDrawnNodes {
+		t.Errorf("%d nodes drawn, want at most %d", n, MaxDrawnNodes)
+	}
+	if !strings.Contains(strings.Join(d.Problems, "\n"), "nodes") {
+		t.Errorf("no problem says the draw was cut: %q", d.Problems)
+	}
+}
