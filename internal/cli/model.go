@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"net"
 	"net/http"
 	"os"
@@ -85,6 +86,7 @@ func modelSet(env *Env) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
+	old := cur.BaseURL
 	if *preset != "" {
 		p := agent.PresetByName(*preset)
 		if p == nil {
@@ -119,11 +121,20 @@ func modelSet(env *Env) int {
 		}
 		cur.APIKey = strings.TrimSpace(line)
 	}
-	if err := agent.SaveConfig(dir, cur, *keyStdin); err != nil {
+	// A stored key is never sent to a service it was not entered for (as PUT /v1/model).
+	dropped := !*keyStdin && cur.APIKey != "" && !sameOrigin(old, cur.BaseURL)
+	if dropped {
+		cur.APIKey = ""
+	}
+	if err := agent.SaveConfig(dir, cur, *keyStdin || dropped); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
 	key := "unchanged"
+	if dropped {
+		u, _ := url.Parse(old)
+		key = fmt.Sprintf("removed: it was entered for %s; give this service's key with --api-key-stdin", u.Host)
+	}
 	if *keyStdin {
 		key = "removed"
 		if cur.APIKey != "" {
