@@ -97,6 +97,10 @@ const (
 	MaxToolTitle       = 200
 )
 
+// MaxRemoteTools is the most tools a remote plugin may list: each is in every one of the
+// model's requests, which providers refuse past 128 tools in all.
+const MaxRemoteTools = 64
+
 // limitReplies fails the reading of any reply body over MaxRemoteReply bytes.
 type limitReplies struct{ base http.RoundTripper }
 
@@ -314,6 +318,9 @@ func (c *RemoteClient) Describe(ctx context.Context) (*RemoteServer, error) {
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("remote plugin %s: list tools: %w", c.URL, err)
+		}
+		if len(srv.Tools) == MaxRemoteTools {
+			return nil, fmt.Errorf("remote plugin %s: the server lists more than %d tools, the most a remote plugin may have (every tool is in each of the model's requests)", c.URL, MaxRemoteTools)
 		}
 		name := RemoteToolName(t.Name)
 		if other, dup := seen[name]; dup {

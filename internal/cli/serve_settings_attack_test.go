@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pkuinfo/harness/agent"
+	"github.com/pkuinfo/harness/mcpx"
 )
 
 // TestEnvKeyStaysWithItsService: with the key in $OPENAI_API_KEY (which wins over a stored
@@ -172,5 +174,27 @@ func TestRemoteReviewFollowsNoRedirect(t *testing.T) {
 	}
 	if st != 502 {
 		t.Errorf("review: %d %s; want 502", st, body)
+	}
+}
+
+// TestRemoteReviewBoundsTheTools: every tool of every plugin is in each of the model's
+// requests (providers refuse past 128); a remote server listing thousands would take the
+// assistant down with it. The review says how many is too many.
+func TestRemoteReviewBoundsTheTools(t *testing.T) {
+	ts, _, _ := settingsServer(t)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
+		for i := range 1000 {
+			mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("t%d", i)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return nil, nil, nil
+			})
+		}
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	st, body := call(t, ts, "POST", "/v1/remote-plugins/review", `{"url":"`+srv.URL+`/mcp"}`)
+	if st != 502 || !strings.Contains(body, fmt.Sprint(mcpx.MaxRemoteTools)) {
+		t.Errorf("review of 1000 tools: %d %.300s; want 502 naming the limit %d", st, body, mcpx.MaxRemoteTools)
 	}
 }
