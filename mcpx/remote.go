@@ -101,6 +101,10 @@ const (
 // model's requests, which providers refuse past 128 tools in all.
 const MaxRemoteTools = 64
 
+// MaxInputSchema is the largest input schema of a remote tool, in bytes of JSON (after
+// PlainSchema).
+const MaxInputSchema = 32 << 10
+
 // limitReplies fails the reading of any reply body over MaxRemoteReply bytes.
 type limitReplies struct{ base http.RoundTripper }
 
@@ -336,6 +340,9 @@ func (c *RemoteClient) Describe(ctx context.Context) (*RemoteServer, error) {
 			if t.Annotations.ReadOnlyHint {
 				rt.Effect = plugin.EffectRead
 			}
+		}
+		if b, _ := json.Marshal(rt.InputSchema); len(b) > MaxInputSchema {
+			return nil, fmt.Errorf("remote plugin %s: tool %s's input schema is %d KB, over %d KB (the model reads it on every turn)", c.URL, name, len(b)>>10, MaxInputSchema>>10)
 		}
 		srv.Tools = append(srv.Tools, rt)
 	}

@@ -198,3 +198,24 @@ func TestRemoteReviewBoundsTheTools(t *testing.T) {
 		t.Errorf("review of 1000 tools: %d %.300s; want 502 naming the limit %d", st, body, mcpx.MaxRemoteTools)
 	}
 }
+
+// TestRemoteReviewBoundsTheSchema: a tool's input schema reaches the model on every turn too;
+// one with megabytes of property descriptions is refused at the review.
+func TestRemoteReviewBoundsTheSchema(t *testing.T) {
+	ts, _, _ := settingsServer(t)
+	type in struct {
+		X string `json:"x"`
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string", "description": strings.Repeat("B", 1<<20)}}}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "wide", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "t", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	st, body := call(t, ts, "POST", "/v1/remote-plugins/review", `{"url":"`+srv.URL+`/mcp"}`)
+	if st != 502 || len(body) > 16<<10 || !strings.Contains(body, "input schema") {
+		t.Errorf("review: %d, %d bytes: %.300s; want a 502 about the input schema", st, len(body), body)
+	}
+}
