@@ -1,6 +1,8 @@
 package browsertest
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +64,59 @@ func (h *harness) tapped(t *testing.T, plugin, tool string) bool {
 		}
 	}
 	return false
+}
+
+// TestMarkupStaysText: a card's document is the assistant's or a plugin's; its Markdown and
+// text are drawn in the app's origin. None of the usual payloads may run a script, load an
+// image or frame, or leave a link that is not https.
+func TestMarkupStaysText(t *testing.T) {
+	ctx := browser(t)
+	con := watch(t, ctx)
+	h := startHarness(t)
+	md := strings.Join([]string{
+		"[a](javascript:window.__xss=1)", `<img src=x onerror="window.__xss=2">`, "<script>window.__xss=3</script>",
+		`[b](https://ok.example/" onmouseover="window.__xss=4)`, "![i](https://evil.example/i.png)",
+		`<a href="javascript:window.__xss=5">c</a>`, "[d](JaVaScRiPt:window.__xss=6)", "<svg onload=window.__xss=7>",
+		"[e](data:text/html,<script>alert(1)</script>)", "<javascript:window.__xss=8>", `<iframe src="https://evil.example">`,
+		`<form action=https://evil.example><input name=p type=password></form>`, "[f](//evil.example/x)", "[g](/settings)",
+		"- [x] task", "<style>body{display:none}</style>",
+	}, "\n\n")
+	doc := map[string]any{"ui": 1, "kind": "widget", "title": "md", "description": "markup",
+		"root": map[string]any{"type": "Column", "children": []any{
+			map[string]any{"type": "Markdown", "text": md},
+			map[string]any{"type": "Text", "text": `<img src=x onerror="window.__xss=9">`},
+		}}}
+	b, _ := json.Marshal(doc)
+	in, _ := json.Marshal(map[string]any{"actor": "user", "input": map[string]any{"document": string(b), "tool": "shuttle.next", "size": "lg"}})
+	h.api(t, "POST", "/v1/tools/dashboard__upsertWidget/call", string(in))
+	if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-card] .drawn, [data-card] .state`))); err != nil {
+		t.Fatal(err)
+	}
+	if s := text(t, ctx, `[data-card]`); !strings.Contains(s, "task") {
+		t.Fatalf("the card is not drawn: %s", s)
+	}
+	time.Sleep(300 * time.Millisecond)
+	got := eval[map[string]any](t, ctx, `(() => {
+		const card = document.querySelector('[data-card]');
+		const on = [...card.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => /^on/i.test(a.name))).length;
+		return { xss: window.__xss ?? null, tags: [...card.querySelectorAll('img,script,iframe,svg:not(.g-spark),form,style,object,embed')].map((e) => e.tagName),
+			links: [...card.querySelectorAll('a[href]')].map((a) => a.getAttribute('href')), on, text: card.querySelector('.g-text')?.textContent };
+	})()`)
+	if got["xss"] != nil || fmt.Sprint(got["tags"]) != "[]" || got["on"] != float64(0) {
+		t.Errorf("markup ran or was kept: %v", got)
+	}
+	for _, l := range got["links"].([]any) {
+		if !strings.HasPrefix(fmt.Sprint(l), "https://") {
+			t.Errorf("a link that is not https: %q", l)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(got["text"]), "<img") {
+		t.Errorf("the Text node's markup is not shown as text: %v", got["text"])
+	}
+	t.Logf("drawn: %v", got)
+	for _, p := range con.problems() {
+		if strings.Contains(p, "Content Security Policy") {
+			t.Errorf("the page tried something the CSP refused: %s", p)
+		}
+	}
 }
