@@ -109,6 +109,9 @@ type Event struct {
 	// ID is a confirmation's or question's id, to answer it with.
 	ID     string `json:"id,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Why is a confirmation's Reason as a code (host.WhyAsk, host.WhyUntrusted), for a front
+	// end that words it in its own language.
+	Why string `json:"why,omitempty"`
 	// Kind is a question's kind ("verification_required", "needs_input")
 	// or an error's code ("provider", "step_limit", "token_budget",
 	// "length", "cancelled", "internal").
@@ -564,7 +567,7 @@ func (t *turn) loaded(ctx context.Context, input any) {
 func (t *turn) confirm(ctx context.Context, call ToolCall, at *host.AgentTool, c *host.Confirmation) (*host.CallResult, error) {
 	in, _ := expr.ToJSON(c.Input(), "")
 	ev := Event{Type: "confirmation", ID: c.ID, CallID: call.ID, Tool: call.Name, Plugin: at.Plugin, Title: at.Title,
-		Effect: at.Effect.String(), Reason: c.Reason, Input: in}
+		Effect: at.Effect.String(), Reason: c.Reason, Why: c.Why, Input: in}
 	asked := t.a.now()
 	outcome := "denied"
 	approve := false

@@ -431,7 +431,11 @@ func (dr *drawer) list(n map[string]any, path string, sc scopeVars, out map[stri
 		}
 	}
 	limit := maxListItems
-	if l, ok := n["limit"].(float64); ok && l >= 0 && int(l) < limit {
+	lv := n["limit"]
+	if x, ok := lv.(string); ok { // a template: "${host.size == 'sm' ? 3 : 5}"
+		lv, _ = dr.eval(x, path+".limit", sc)
+	}
+	if l, ok := lv.(float64); ok && l >= 0 && int(l) < limit {
 		limit = int(l)
 	}
 	if len(items) > limit {
@@ -464,6 +468,10 @@ func (dr *drawer) list(n map[string]any, path string, sc scopeVars, out map[stri
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// RefreshSeconds reads a document's refresh interval ("30s", "10m", "2h", "1d" or a number of
+// seconds) as Drawn.Refresh gives it: seconds, 0 when s is empty or not an interval.
+func RefreshSeconds(s string) int { return refreshSeconds(s) }
 
 // refreshSeconds reads a refresh interval ("30s", "10m", "2h", "1d" or seconds); 0 when bad.
 func refreshSeconds(s string) int {

@@ -18,7 +18,7 @@ func TestDraw(t *testing.T) {
 	  {"type":"Stat","label":"${t.free}","value":"${data.o.total}","unit":"${t.none}"},
 	  {"type":"Text","text":"${data.o.missing.deep}"},
 	  {"type":"Text","when":"${host.size == 'lg'}","text":"big"},
-	  {"type":"List","items":"${data.o.rows}","item":"r","limit":2,"template":{"type":"Chip","text":"${index}:${r.name}"},"empty":{"type":"EmptyState","title":"${t.none}"}},
+	  {"type":"List","items":"${data.o.rows}","item":"r","limit":"${host.size == 'lg' ? 3 : 2}","template":{"type":"Chip","text":"${index}:${r.name}"},"empty":{"type":"EmptyState","title":"${t.none}"}},
 	  {"type":"Button","text":"go","action":{"tool":"book","args":{"room":"${form.room}","n":"${data.o.total}"},"confirm":"Book ${form.room}?"}},
 	  {"type":"Field","name":"room","label":"Room","value":"101"},
 	  {"type":"Text","text":"$${literal}"}
@@ -35,7 +35,7 @@ func TestDraw(t *testing.T) {
 			[]string{`"title":"空闲"`, `"value":12`, `"label":"空闲"`, `"text":"0:A"`, `"text":"1:B"`, `"room":"101"`, `"n":12`, `"confirm":"Book 101?"`, `"text":"${literal}"`, `"refresh":1800`, `of null (use ?.)`},
 			[]string{`"text":"big"`, `2:C`, `EmptyState`}},
 		{"en lg form", DrawInput{Size: "lg", Locale: "en", Data: map[string]any{"o": data}, Form: map[string]any{"room": "202"}},
-			[]string{`"title":"Free"`, `"label":"Free"`, `"unit":"无"`, `"text":"big"`, `"room":"202"`}, nil},
+			[]string{`"title":"Free"`, `"label":"Free"`, `"unit":"无"`, `"text":"big"`, `"room":"202"`, `"text":"2:C"`}, nil},
 		{"no data", DrawInput{},
 			[]string{`children[3].items`, `"type":"Field"`}, []string{`"type":"Stat"`, `"type":"List"`}},
 		{"empty list", DrawInput{Data: map[string]any{"o": empty}}, []string{`"empty":{"title":"无","type":"EmptyState"}`}, []string{`Chip`}},

@@ -63,6 +63,7 @@ type Confirmation struct {
 	Title   string        `json:"title"`
 	Effect  plugin.Effect `json:"effect"`
 	Reason  string        `json:"reason"`
+	Why     string        `json:"why,omitempty"` // Reason as a code (WhyAsk, WhyUntrusted) for a front end to word
 	Turn    string        `json:"turn,omitempty"`
 	Expires time.Time     `json:"expires"`
 	input   any
@@ -113,7 +114,7 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 		}
 		c := &Confirmation{
 			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title,
-			Effect: t.Effect, Reason: reason, Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
+			Effect: t.Effect, Reason: reason, Why: confirmWhy(modes[t.Effect]), Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
 			hash: p.Hash,
 		}
 		h.mu.Lock()

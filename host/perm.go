@@ -203,6 +203,21 @@ func Decide(actor Actor, t *plugin.Tool, mode Mode, tainted bool) (d Decision, r
 	return Allow, ""
 }
 
+// The codes of Confirmation.Why: why Decide asked.
+const (
+	WhyAsk       = "ask"       // the tool's effect is set to ask
+	WhyUntrusted = "untrusted" // the turn read untrusted text before this durable write
+)
+
+// confirmWhy is the Why of a confirmation Decide asked for under mode: Decide asks for the
+// ask mode, or for a durable write in a tainted turn.
+func confirmWhy(mode Mode) string {
+	if mode == ModeAsk {
+		return WhyAsk
+	}
+	return WhyUntrusted
+}
+
 // Refusal is the error for a call the permission rules refuse.
 type Refusal struct {
 	Actor             Actor

@@ -93,7 +93,7 @@ func TestAskAndConfirm(t *testing.T) {
 		t.Fatalf("agent: %+v, %v", res, err)
 	}
 	c := res.Confirmation
-	if c.Reason != "write tools of this plugin are set to ask" || c.Effect != plugin.EffectWrite || c.Title != "记一笔" {
+	if c.Reason != "write tools of this plugin are set to ask" || c.Why != WhyAsk || c.Effect != plugin.EffectWrite || c.Title != "记一笔" {
 		t.Fatalf("confirmation %+v", c)
 	}
 	if len(e.h.Pending()) != 1 {
@@ -175,7 +175,7 @@ func TestTaint(t *testing.T) {
 		t.Fatal("a read after taint asked")
 	}
 	res := call(ActorAgent, "note", "turn-1")
-	if res.Confirmation == nil || res.Confirmation.Reason != "this turn has read untrusted third-party text, so durable writes need confirmation" {
+	if res.Confirmation == nil || res.Confirmation.Reason != "this turn has read untrusted third-party text, so durable writes need confirmation" || res.Confirmation.Why != WhyUntrusted {
 		t.Fatalf("a write after taint: %+v", res)
 	}
 	if res := call(ActorAgent, "note", "turn-2"); res.Confirmation != nil {

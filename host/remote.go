@@ -119,7 +119,7 @@ func (h *Host) callRemote(ctx context.Context, req CallRequest, start time.Time)
 	case Confirm:
 		c := &Confirmation{
 			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title,
-			Effect: t.Effect, Reason: reason, Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
+			Effect: t.Effect, Reason: reason, Why: confirmWhy(p.Modes[t.Effect]), Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
 			remote: true,
 		}
 		h.mu.Lock()

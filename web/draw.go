@@ -13,6 +13,8 @@ import (
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/campus"
+	"github.com/pkuinfo/harness/i18n"
+	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -38,10 +40,17 @@ type DrawRequest struct {
 // DrawReply is the answer: State "ok" with the drawn document, or "error" (Error says why; a
 // widget shows its error state with a retry), "signin" (a campus service the data needs is not
 // signed in; Service names it) or "verify" (the tool asks for a verification or more input,
-// which the assistant handles). Data gives each binding's fetch time and staleness.
+// which the assistant handles). Data gives each binding's fetch time and staleness. Title is
+// the document's title in the viewer's language, in every state, so a card that failed still
+// has its name. Error is the message for a person (a plugin's own check message, without the
+// place in its file); Detail, when set, is the full error with that place, for a disclosure.
 type DrawReply struct {
 	State   string                 `json:"state"`
+	Title   string                 `json:"title,omitempty"`
 	Error   string                 `json:"error,omitempty"`
+	Detail  string                 `json:"detail,omitempty"`
+	Updated string                 `json:"updated,omitempty"` // when the oldest value drawn was read: its Beijing clock (with the date on another day), by package i18n's formatters
+	Stale   bool                   `json:"stale,omitempty"`   // a value drawn is one the host kept after a failed refresh
 	Service string                 `json:"service,omitempty"`
 	Drawn   *genui.Drawn           `json:"drawn,omitempty"`
 	Data    map[string]BindingInfo `json:"data,omitempty"`
@@ -55,12 +64,16 @@ type BindingInfo struct {
 	Error     string    `json:"error,omitempty"`
 }
 
-// Routes adds POST /v1/ui/draw and GET /v1/ui/plugins/{id} (PluginUI) to srv, drawing with h. The route is behind the API's guard
+// Routes adds POST /v1/ui/draw, GET /v1/ui/plugins/{id} (PluginUI) and the dashboard's event
+// stream POST /v1/ui/dashboard/events (Dashboard) to srv, drawing with h. The routes are behind the API's guard
 // (same origin, JSON content type, the token when there is one); data comes only through h's
 // data sources and Host.Call as the user, and a binding may only read (a read tool that is not
 // userOnly), as docs/GENUI.md requires.
-func Routes(srv *api.Server, h *host.Host) {
+func Routes(srv *api.Server, h *host.Host) { routes(srv, h, &Dashboard{Host: h}) }
+
+func routes(srv *api.Server, h *host.Host, d *Dashboard) {
 	routeUI(srv, h)
+	d.route(srv)
 	srv.HandleFunc("POST /v1/ui/draw", func(w http.ResponseWriter, r *http.Request) error {
 		var req DrawRequest
 		dec := json.NewDecoder(r.Body)
@@ -167,12 +180,20 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 		}
 	}
 	var d struct {
-		Kind    string                     `json:"kind"`
+		Kind  string `json:"kind"`
+		Title string `json:"title"`
+		I18n  map[string]struct {
+			Title string `json:"title"`
+		} `json:"i18n"`
 		Data    map[string]json.RawMessage `json:"data"`
 		Strings json.RawMessage            `json:"strings"`
 	}
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, bad("the document is not JSON: %v", err)
+	}
+	rep.Title = d.Title
+	if en := d.I18n["en"].Title; req.Locale == "en" && en != "" {
+		rep.Title = en
 	}
 	if len(req.Document) > 0 {
 		// An inline document comes from the browser: check it as the assistant's is checked.
@@ -209,10 +230,14 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 			return nil, bad("data binding %s: %v", name, err)
 		}
 		switch {
-		case b.Source != "":
-			if req.Tool != "" {
-				return nil, bad("data binding %s: a card's document reads its tool only", name)
+		case b.Source != "" && req.Tool != "":
+			// A card bound to a tool declares its result as the data source "tool" (what
+			// dashboard__upsertWidget validates it against); it has no other source.
+			if b.Source != "tool" {
+				return nil, bad("data binding %s: a card's document reads its tool only (source \"tool\")", name)
 			}
+			in.Data[name], rep.Data[name] = in.Data["tool"], rep.Data["tool"]
+		case b.Source != "":
 			dv, err := h.DataSource(ctx, p.Manifest.ID, b.Source, req.Refresh)
 			if err != nil {
 				return failed(rep, err), nil
@@ -237,12 +262,40 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 			return rep, nil
 		}
 	}
+	rep.Updated, rep.Stale = updated(rep.Data, in.Now, req.Locale)
 	drawn, err := genui.Draw(ctx, doc, in)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
 	rep.Drawn = drawn
 	return rep, nil
+}
+
+// updated words when the oldest of the values drawn was read, with the formatters every face
+// uses: the Beijing clock ("06:42", i18n.FormatClock) on now's day, else the date and clock
+// ("12月1日 06:42" / "Dec 1, 06:42", i18n.FormatLocalDateTime). An absolute time, so the page
+// can keep showing it until the host's next refresh without it going wrong. It also says
+// whether any value is stale.
+func updated(data map[string]BindingInfo, now time.Time, locale string) (string, bool) {
+	var oldest time.Time
+	stale := false
+	for _, b := range data {
+		if !b.FetchedAt.IsZero() && (oldest.IsZero() || b.FetchedAt.Before(oldest)) {
+			oldest = b.FetchedAt
+		}
+		stale = stale || b.Stale
+	}
+	if oldest.IsZero() {
+		return "", stale
+	}
+	l := i18n.Zh
+	if locale == "en" {
+		l = i18n.En
+	}
+	if i18n.FormatDay(oldest, now, l) == i18n.FormatDay(now, now, l) {
+		return i18n.FormatClock(oldest), stale
+	}
+	return i18n.FormatLocalDateTime(oldest, l), stale
 }
 
 // readTool runs a binding's tool as the user: only a read tool that is not userOnly (a binding
@@ -317,6 +370,13 @@ func failed(rep *DrawReply, err error) *DrawReply {
 	var ae *api.Error
 	if errors.As(err, &ae) {
 		rep.State, rep.Error = "error", ae.Message
+		return rep
+	}
+	// A run that failed: the plugin's message for the person, the place in its file for the
+	// details.
+	var ie *interp.Error
+	if errors.As(err, &ie) && ie.Msg != "" {
+		rep.State, rep.Error, rep.Detail = "error", ie.Msg, ie.Error()
 		return rep
 	}
 	msg := strings.TrimPrefix(err.Error(), "host: ")

@@ -10,10 +10,13 @@
 // page talks to the API with same-origin fetches that send Content-Type: application/json, so
 // the API's cross-site guard stays as it is.
 //
-// Routes adds the one API route the app needs besides the host's: POST /v1/ui/draw, which loads
+// Routes adds the API routes the app needs besides the host's: POST /v1/ui/draw, which loads
 // a widget's or screen's data through the host (its data-source cache, Host.Call as the user)
 // and evaluates the genui document for the viewer (genui.Draw), so templates run in Go with the
-// plugin expression language and the browser only draws the resolved tree.
+// plugin expression language and the browser only draws the resolved tree; and the dashboard's
+// event stream, POST /v1/ui/dashboard/events, through which the host owns the cards' refresh
+// (Dashboard: it refreshes their data sources at their `refresh` intervals and tells the page
+// which card to draw again, so the page never polls).
 package web
 
 import (

@@ -14,11 +14,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/i18n"
 )
 
 // TestBuildIsFresh fails when a source changed without `npm run build`: build.mjs records the
@@ -212,6 +214,7 @@ func TestDrawRoute(t *testing.T) {
 	}{
 		{"widget zh", `{"plugin":"shuttle","widget":"next","size":"md"}`, nil, 200, `"title":"下一班校车"`},
 		{"widget en", `{"plugin":"shuttle","widget":"next","size":"lg","locale":"en"}`, nil, 200, `"title":"Next shuttle"`},
+		{"read time", `{"plugin":"shuttle","widget":"next","locale":"en"}`, nil, 200, `"updated":"` + i18n.FormatClock(time.Now()) + `"`},
 		{"widget resolves templates", `{"plugin":"shuttle","widget":"next"}`, nil, 200, `"dividers":true,"type":"List"`},
 		{"other origin", `{"plugin":"shuttle","widget":"next"}`, []string{"Origin", "https://evil.example"}, 403, "cross_site"},
 		{"form post", `{"plugin":"shuttle","widget":"next"}`, []string{"Content-Type", "text/plain"}, 415, "bad_content_type"},

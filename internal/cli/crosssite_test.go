@@ -71,7 +71,7 @@ func TestCrossSiteEveryRoute(t *testing.T) {
 	routes := srv.Routes()
 	// Every face's routes go through the one guard: the assistant's conversations, campus
 	// sign-in and the web app's drawing are among the routes walked below.
-	for _, want := range []string{"POST /v1/conversations/{id}/messages", "POST /v1/campus/login", "POST /v1/ui/draw", "POST /v1/tools/{name}/call", "/mcp",
+	for _, want := range []string{"POST /v1/conversations/{id}/messages", "POST /v1/campus/login", "POST /v1/ui/draw", "POST /v1/ui/dashboard/events", "POST /v1/tools/{name}/call", "/mcp",
 		"PUT /v1/model", "POST /v1/model/test", "POST /v1/remote-plugins/review", "POST /v1/remote-plugins"} {
 		if !slices.Contains(routes, want) {
 			t.Errorf("route %q is not among the guarded routes %v", want, routes)

@@ -46,8 +46,9 @@ export interface SSEEvent { type: string; [k: string]: any }
 
 // stream POSTs a JSON body and reads the Server-Sent Events answer with
 // fetch and a ReadableStream (EventSource cannot POST), calling onEvent
-// for each event as soon as its blank line arrives.
-export async function stream(path: string, body: unknown, onEvent: (e: SSEEvent) => void, signal?: AbortSignal): Promise<void> {
+// for each event as soon as its blank line arrives, with the time
+// (performance.now) its chunk reached the page.
+export async function stream(path: string, body: unknown, onEvent: (e: SSEEvent, at: number) => void, signal?: AbortSignal): Promise<void> {
   const h = headers(true);
   h.Accept = 'text/event-stream';
   const res = await fetch(path, { method: 'POST', headers: h, body: JSON.stringify(body), signal });
@@ -61,6 +62,7 @@ export async function stream(path: string, body: unknown, onEvent: (e: SSEEvent)
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
+    const at = performance.now(); // when this chunk's events reached the page
     buf += value;
     let i: number;
     while ((i = buf.indexOf('\n\n')) >= 0) {
@@ -71,7 +73,9 @@ export async function stream(path: string, body: unknown, onEvent: (e: SSEEvent)
         if (line.startsWith('data:')) data += (data ? '\n' : '') + line.slice(5).trimStart();
       }
       if (data) {
-        try { onEvent(JSON.parse(data)); } catch { /* a line that is not JSON is skipped */ }
+        let ev: SSEEvent | undefined;
+        try { ev = JSON.parse(data); } catch { /* a line that is not JSON is skipped */ }
+        if (ev) onEvent(ev, at);
       }
     }
   }

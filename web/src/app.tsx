@@ -2,7 +2,8 @@
 // (phone) or side bar (desktop), and the pages.
 import { render } from 'preact';
 import { signal, effect } from '@preact/signals';
-import { useEffect, useState, useRef } from 'preact/hooks';
+import { useEffect, useState, useRef, useMemo } from 'preact/hooks';
+import { LiveStream, LiveText } from './live';
 import { api, get, post, put, del, callTool, stream, APIError, SSEEvent, setToken } from './api';
 import { t, locale, langChoice, themeChoice, setLang, setTheme, applyDoc, Key } from './i18n';
 import { GenUI, GNode, Action, Skeleton, Icon } from './genui';
@@ -43,9 +44,13 @@ async function runTool(tool: string, args: any, actor: 'user' | 'agent') {
 
 // --- a drawn document: widget, screen or inline ---
 interface DrawReq { plugin?: string; widget?: string; screen?: string; document?: any; tool?: string; args?: any; size?: string }
-interface DrawRep { state: string; error?: string; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
+interface DrawRep { state: string; title?: string; error?: string; detail?: string; updated?: string; stale?: boolean; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
 
-export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: string) => void; heading?: boolean }) {
+// Drawn draws one document. It draws again when tick changes: the dashboard's cards are told
+// to by the host (POST /v1/ui/dashboard/events), which owns their refresh. A plugin screen
+// (screen) is one page the person has open: it draws again at its document's refresh interval
+// while visible, through the host's cache (the data sources' TTLs decide whether a tool runs).
+export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; onTitle?: (s: string) => void; heading?: boolean; tick?: number; screen?: boolean }) {
   const [rep, setRep] = useState<DrawRep | null>(null);
   const [err, setErr] = useState('');
   const [form, setForm] = useState<Record<string, any>>({});
@@ -55,26 +60,26 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
     const n = ++seq.current;
     try {
       const body: any = { ...req, locale: locale.value, form: f, refresh };
-      if (body.document && typeof body.document !== 'string') body.document = body.document;
       const r = await post<DrawRep>('/v1/ui/draw', body);
       if (n !== seq.current) return;
       arrived.current = performance.now();
       setRep(r); setErr('');
-      if (r.drawn && onTitle) onTitle(r.drawn.title);
+      const title = r.title || r.drawn?.title;
+      if (title && onTitle) onTitle(title);
     } catch (e) { if (n === seq.current) setErr(errText(e)); }
   };
   const key = JSON.stringify(req) + locale.value;
   const arrived = useRef(0);
   useEffect(() => { setRep(null); load(); }, [key]);
-  // Speed (docs/PERFORMANCE.md): from the draw reply's arrival to the committed DOM.
-  useEffect(() => { if (arrived.current) { performance.measure('harness:widget', { start: arrived.current, end: performance.now() }); arrived.current = 0; } }, [rep]);
-  // The host owns refresh: the document's refresh interval re-reads through its cache while shown.
+  useEffect(() => { if (tick) load(); }, [tick]);
   useEffect(() => {
     const s = rep?.drawn?.refresh;
-    if (!s) return;
+    if (!screen || !s) return;
     const id = setInterval(() => { if (document.visibilityState === 'visible') load(); }, Math.max(60, s) * 1000);
     return () => clearInterval(id);
-  }, [rep?.drawn?.refresh, key]);
+  }, [screen, rep?.drawn?.refresh, key]);
+  // Speed (docs/PERFORMANCE.md): from the draw reply's arrival to the committed DOM.
+  useEffect(() => { if (arrived.current) { performance.measure('harness:widget', { start: arrived.current, end: performance.now() }); arrived.current = 0; } }, [rep]);
   const timer = useRef<any>(0);
   const ctx = {
     form,
@@ -103,12 +108,16 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
   if (!rep) return <Skeleton />;
   if (rep.state === 'signin') return <div class="state signin"><Icon name="lock" /><p>{t('state.signin', { service: rep.service || '' })}</p><Link href="/settings/campus" class="btn">{t('action.signin')}</Link></div>;
   if (rep.state === 'verify') return <div class="state verify"><Icon name="key" /><p>{t('state.verify')}</p><Link href="/chat" class="btn">{t('action.openChat')}</Link></div>;
-  if (rep.state === 'error') return <div class="state error" role="alert"><p>{t('state.error')}</p><p class="detail">{rep.error}</p><button type="button" onClick={() => load(true)}>{t('action.retry')}</button></div>;
+  if (rep.state === 'error') return (
+    <div class="state error" role="alert"><p>{t('state.error')}</p><p class="detail">{rep.error}</p>
+      {rep.detail && rep.detail !== rep.error ? <details><summary>{t('state.details')}</summary><code>{rep.detail}</code></details> : null}
+      <button type="button" onClick={() => load(true)}>{t('action.retry')}</button></div>);
   return (
     <div class="drawn">
       {heading && rep.drawn ? <h1>{rep.drawn.title}</h1> : null}
       <GenUI node={rep.drawn!.root} ctx={ctx} />
       {problems.length ? <ul class="problems" role="alert">{problems.map((p) => <li>{p}</li>)}</ul> : null}
+      {rep.updated ? <p class={`updated${rep.stale ? ' stale' : ''}`}>{t(rep.stale ? 'widget.stale' : 'widget.updated', { time: rep.updated })}</p> : null}
     </div>
   );
 }
@@ -117,12 +126,48 @@ export function Drawn({ req, onTitle, heading }: { req: DrawReq; onTitle?: (s: s
 interface Card { id: string; widget?: string; document?: any; tool?: string; args?: any; size: string; config?: any }
 const board = signal<Card[] | null>(null);
 const boardErr = signal('');
+// ticks counts the host's refresh events per card; a card draws again when its count moves.
+const ticks = signal<Record<string, number>>({});
 async function loadBoard() {
   try { const r = await callTool('dashboard__list', {}); board.value = r.result?.widgets || []; boardErr.value = ''; } catch (e) { boardErr.value = errText(e); }
 }
 
+// useHostRefresh keeps one event stream open for the cards shown while the page is visible
+// (reopened when the cards change, and after a dropped connection); the host refreshes their
+// data at their intervals and names the card to draw again. A hidden page closes the stream, so
+// the host stops refreshing for it; when it is visible again each card draws once through the
+// host's cache and the stream reopens.
+function useHostRefresh(cards: Card[] | null) {
+  const ids = (cards || []).map((c) => c.id).join(',');
+  useEffect(() => {
+    if (!ids) return;
+    let ctl: AbortController | null = null, retry: any = 0, wait = 2000;
+    const bump = (id: string) => { ticks.value = { ...ticks.value, [id]: (ticks.value[id] || 0) + 1 }; };
+    const open = async () => {
+      const mine = (ctl = new AbortController());
+      try {
+        await stream('/v1/ui/dashboard/events', { cards: ids.split(',') }, (e) => {
+          wait = 2000;
+          if (e.type === 'refresh' && e.card) bump(e.card);
+        }, mine.signal);
+      } catch (e) { if ((e as any)?.name === 'AbortError') return; }
+      if (ctl === mine && !mine.signal.aborted) { retry = setTimeout(open, wait); wait = Math.min(wait * 2, 60000); }
+    };
+    const close = () => { clearTimeout(retry); ctl?.abort(); ctl = null; };
+    const onVisibility = () => {
+      if (document.visibilityState === 'hidden') { close(); return; }
+      if (ctl) return;
+      for (const id of ids.split(',')) bump(id);
+      open();
+    };
+    if (document.visibilityState !== 'hidden') open();
+    document.addEventListener('visibilitychange', onVisibility);
+    return () => { document.removeEventListener('visibilitychange', onVisibility); close(); };
+  }, [ids]);
+}
+
 function CardView({ card }: { card: Card }) {
-  const [title, setTitle] = useState(card.widget || card.tool || '');
+  const [title, setTitle] = useState('');
   const [menu, setMenu] = useState(false);
   const req: DrawReq = card.widget
     ? { plugin: card.widget.split('.')[0], widget: card.widget.split('.').slice(1).join('.'), size: card.size }
@@ -132,12 +177,13 @@ function CardView({ card }: { card: Card }) {
     try { await runAsUser('dashboard__upsertWidget', card.widget ? { id: card.id, widget: card.widget, size, config: card.config } : { id: card.id, document: JSON.stringify(card.document), tool: card.tool, args: card.args, size }); loadBoard(); } catch (e) { say(errText(e)); }
   };
   const remove = async () => { setMenu(false); try { await runAsUser('dashboard__removeWidget', { id: card.id }); loadBoard(); } catch (e) { say(errText(e)); } };
+  const name = title || t('widget.untitled');
   return (
-    <section class={`card size-${card.size}`} aria-label={title} data-card={card.id}>
+    <section class={`card size-${card.size}`} aria-label={name} data-card={card.id}>
       <header>
         <h2>{title}</h2>
         <div class="menu">
-          <button type="button" class="icon" aria-haspopup="menu" aria-expanded={menu} aria-label={t('widget.menu', { name: title })} onClick={() => setMenu(!menu)}>⋯</button>
+          <button type="button" class="icon" aria-haspopup="menu" aria-expanded={menu} aria-label={t('widget.menu', { name })} onClick={() => setMenu(!menu)}>⋯</button>
           {menu ? (
             <div role="menu" class="popup" onKeyDown={(e) => { if (e.key === 'Escape') setMenu(false); }}>
               {['sm', 'md', 'lg'].map((s) => <button type="button" role="menuitemradio" aria-checked={card.size === s} onClick={() => upsert(s)}>{t(('size.' + s) as Key)}</button>)}
@@ -146,7 +192,7 @@ function CardView({ card }: { card: Card }) {
           ) : null}
         </div>
       </header>
-      <Drawn req={req} onTitle={setTitle} />
+      <Drawn req={req} onTitle={setTitle} tick={ticks.value[card.id] || 0} />
     </section>
   );
 }
@@ -177,6 +223,7 @@ function AddWidget({ onClose }: { onClose: () => void }) {
 function Dashboard() {
   const [adding, setAdding] = useState(false);
   useEffect(() => { loadBoard(); }, []);
+  useHostRefresh(board.value);
   return (
     <main id="main" tabIndex={-1}>
       <div class="page-head"><h1>{t('nav.dashboard')}</h1><button type="button" onClick={() => setAdding(true)}>{t('dashboard.add')}</button></div>
@@ -200,10 +247,12 @@ function Chat({ id }: { id?: string }) {
   const abort = useRef<AbortController | null>(null);
   const conv = useRef<string | undefined>(id);
   const listRef = useRef<HTMLDivElement>(null);
+  const live = useMemo(() => new LiveStream(), []);
   const refreshList = () => get('/v1/conversations').then((r) => setConvs(r.conversations || [])).catch(() => {});
   useEffect(() => { refreshList(); get('/v1/commands').then((r) => setCmds(r.commands || [])).catch(() => setCmds([])); }, []);
   useEffect(() => {
     conv.current = id;
+    live.take();
     setItems([]);
     if (!id) return;
     get(`/v1/conversations/${encodeURIComponent(id)}`).then((r) => {
@@ -217,17 +266,23 @@ function Chat({ id }: { id?: string }) {
       setItems(out);
     }).catch((e) => say(errText(e)));
   }, [id]);
-  useEffect(() => { listRef.current?.lastElementChild?.scrollIntoView({ block: 'end' }); }, [items.length]);
+  // The live element is always last (and hidden between messages): keep the newest item in view.
+  useEffect(() => { const el = listRef.current; if (el) el.scrollTop = el.scrollHeight; }, [items.length]);
   const update = (f: (list: Item[]) => Item[]) => setItems((l) => f(l.slice()));
-  const onEvent = (e: SSEEvent) => {
-    if (e.type === 'text') performance.mark('harness:sse-text');
+  // A text token goes straight to the live element (live.tsx), not through a re-render of the
+  // thread; any other event ends the live message, which joins the thread as Markdown.
+  const freeze = () => { const s = live.take(); return (l: Item[]) => { if (s) l.push({ kind: 'text', text: s }); }; };
+  const onEvent = (e: SSEEvent, at: number) => {
+    if (e.type === 'text') {
+      performance.mark('harness:sse-text', { startTime: at });
+      live.push(e.text || '', at);
+      return;
+    }
+    if (e.type === 'reasoning') return;
+    const flush = freeze();
     update((l) => {
-      const last = l[l.length - 1];
+      flush(l);
       switch (e.type) {
-        case 'text':
-          if (last && last.kind === 'text' && last.live) l[l.length - 1] = { ...last, text: last.text + e.text };
-          else l.push({ kind: 'text', text: e.text, live: true });
-          break;
         case 'tool_call': l.push({ kind: 'tool', id: e.callId, tool: e.tool, title: e.title, effect: e.effect, input: e.input }); break;
         case 'tool_result': {
           const i = l.findIndex((x) => x.kind === 'tool' && x.id === e.callId);
@@ -238,7 +293,6 @@ function Chat({ id }: { id?: string }) {
         case 'confirmation': l.push({ ...e, kind: 'confirm' }); break;
         case 'question': l.push({ ...e, kind: 'question', qkind: e.kind }); break;
         case 'error': l.push({ kind: 'error', text: e.message || e.kind }); break;
-        case 'done': for (const x of l) if (x.live) x.live = false; break;
       }
       return l;
     });
@@ -257,8 +311,9 @@ function Chat({ id }: { id?: string }) {
       abort.current = new AbortController();
       await stream(`/v1/conversations/${encodeURIComponent(conv.current!)}/messages`, { text }, onEvent, abort.current.signal);
     } catch (e) {
-      if ((e as any)?.name !== 'AbortError') update((l) => [...l, { kind: 'error', text: errText(e) }]);
-    } finally { setBusy(false); abort.current = null; refreshList(); }
+      const flush = freeze();
+      update((l) => { flush(l); if ((e as any)?.name !== 'AbortError') l.push({ kind: 'error', text: errText(e) }); return l; });
+    } finally { const flush = freeze(); update((l) => { flush(l); return l; }); setBusy(false); abort.current = null; refreshList(); }
   };
   const stop = async () => { if (conv.current) await post(`/v1/conversations/${encodeURIComponent(conv.current)}/cancel`, {}).catch(() => {}); abort.current?.abort(); };
   const answer = async (it: Item, approve: boolean) => {
@@ -294,7 +349,7 @@ function Chat({ id }: { id?: string }) {
                 <div key={i} class="confirm-card" role="group" aria-label={t('confirm.title')}>
                   <p class="title">{t('confirm.title')}: <strong>{it.title || it.tool}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
                   {argsText(it.input) ? <p class="args">{argsText(it.input)}</p> : null}
-                  {it.reason ? <p class="detail">{it.reason}</p> : null}
+                  {it.why === 'ask' ? <p class="detail">{t('confirm.why.ask', { effect: effectName(it.effect) })}</p> : it.why === 'untrusted' ? <p class="detail">{t('confirm.why.untrusted')}</p> : null}
                   {it.answered ? <p class="answered">{t(it.answered === 'approved' ? 'confirm.approved' : 'confirm.denied')}</p> : (
                     <div class="actions"><button type="button" class="primary" onClick={() => answer(it, true)}>{t('confirm.approve')}</button><button type="button" onClick={() => answer(it, false)}>{t('confirm.deny')}</button></div>
                   )}
@@ -304,6 +359,7 @@ function Chat({ id }: { id?: string }) {
             }
             return null;
           })}
+          <LiveText stream={live} />
         </div>
         <form class="composer" onSubmit={(e) => { e.preventDefault(); send(input); }}>
           {matches.length ? (
@@ -348,7 +404,7 @@ function Nav() {
 }
 
 function Screen({ plugin, screen, modal }: { plugin: string; screen: string; modal?: boolean }) {
-  return <main id="main" tabIndex={-1} class={modal ? 'modal-screen' : ''}>{modal ? <button type="button" onClick={() => history.back()}>{t('action.close')}</button> : null}<Drawn req={{ plugin, screen, size: 'lg' }} heading /></main>;
+  return <main id="main" tabIndex={-1} class={modal ? 'modal-screen' : ''}>{modal ? <button type="button" onClick={() => history.back()}>{t('action.close')}</button> : null}<Drawn req={{ plugin, screen, size: 'lg' }} heading screen /></main>;
 }
 
 function Page() {
