@@ -51,7 +51,21 @@ type Source struct {
 func LoadConfig(dir string, getenv func(string) string) (Config, Source, error) {
 	var c Config
 	var src Source
-	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	// model.json, model.key, then model.json looked at again: SaveConfig removes the old key
+	// before it writes another base URL (each write a new file, renamed into place), so a key
+	// read while model.json stayed the same file belongs to its base URL.
+	var b, k []byte
+	var err, kerr error
+	cf := filepath.Join(dir, ConfigFile)
+	for range 10 {
+		before, _ := os.Stat(cf)
+		b, err = os.ReadFile(cf)
+		k, kerr = os.ReadFile(filepath.Join(dir, KeyFile))
+		after, _ := os.Stat(cf)
+		if sameFile(before, after) {
+			break
+		}
+	}
 	switch {
 	case err == nil:
 		dec := json.NewDecoder(strings.NewReader(string(b)))
@@ -68,8 +82,7 @@ func LoadConfig(dir string, getenv func(string) string) (Config, Source, error) 
 	case !errors.Is(err, fs.ErrNotExist):
 		return c, src, err
 	}
-	k, err := os.ReadFile(filepath.Join(dir, KeyFile))
-	switch {
+	switch err := kerr; {
 	case err == nil:
 		key, err := openKey(dir, strings.TrimSpace(string(k)))
 		if err != nil {
@@ -96,6 +109,14 @@ func LoadConfig(dir string, getenv func(string) string) (Config, Source, error) 
 	return c, src, nil
 }
 
+// sameFile reports whether a and b are the same file unchanged (both nil: no file).
+func sameFile(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
 // SaveConfig writes c to dir: base URL and model to model.json, the key,
 // when setKey, to model.key (0600, sealed with the data directory's
 // vault.Box, so the file alone does not give the key away; an empty key
@@ -113,17 +134,19 @@ func SaveConfig(dir string, c Config, setKey bool) error {
 		return err
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
-	if err := writeFile(filepath.Join(dir, ConfigFile), append(b, '\n')); err != nil {
-		return err
-	}
-	if !setKey {
-		return nil
-	}
 	kf := filepath.Join(dir, KeyFile)
-	if c.APIKey == "" {
+	// A running serve reads both files whenever either changes (Reloading): the old key goes
+	// first, then the new base URL is written, then the new key, so that no moment pairs one
+	// service's key with another's base URL.
+	if setKey {
 		if err := os.Remove(kf); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+	}
+	if err := writeFile(filepath.Join(dir, ConfigFile), append(b, '\n')); err != nil {
+		return err
+	}
+	if !setKey || c.APIKey == "" {
 		return nil
 	}
 	sealed, err := sealKey(dir, c.APIKey)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,9 +191,14 @@ func (s scopeVars) Lookup(name string) (any, bool) {
 }
 
 type drawer struct {
-	ctx context.Context
-	out *Drawn
+	ctx   context.Context
+	out   *Drawn
+	drawn int // nodes drawn so far (MaxDrawnNodes)
 }
+
+// MaxDrawnNodes is the most nodes one draw makes: Lists nest, so a small document over a long
+// list could otherwise make 200^k of them. The nodes past it are left out, with a problem.
+const MaxDrawnNodes = 5000
 
 // maxProblems bounds Drawn.Problems.
 const maxProblems = 20
@@ -242,6 +248,14 @@ func (dr *drawer) node(n map[string]any, path string, sc scopeVars) any {
 	if dr.ctx.Err() != nil {
 		return nil
 	}
+	if dr.drawn >= MaxDrawnNodes {
+		if dr.drawn == MaxDrawnNodes {
+			dr.drawn++
+			dr.problem(path, fmt.Errorf("the document draws more than %d nodes: the rest is left out", MaxDrawnNodes))
+		}
+		return nil
+	}
+	dr.drawn++
 	if w, ok := n["when"]; ok {
 		switch x := w.(type) {
 		case bool:
@@ -296,10 +310,26 @@ func (dr *drawer) node(n map[string]any, path string, sc scopeVars) any {
 			if !ok {
 				return nil
 			}
+			// A templated enum may render a tool's data: the viewer gets enum values only.
+			if p.Kind == KindEnum && len(p.Enum) > 0 {
+				if e, _ := r.(string); !slices.Contains(p.Enum, e) {
+					dr.problem(pp, fmt.Errorf("%s is not one of %s: the prop is left out", quote(r), strings.Join(p.Enum, ", ")))
+					continue
+				}
+			}
 			out[k] = r
 		}
 	}
 	return out
+}
+
+// quote shows a drawn value in a problem, cut to 40 bytes.
+func quote(v any) string {
+	s := fmt.Sprintf("%q", fmt.Sprint(v))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
 }
 
 // value resolves a prop value: templates in strings, recursively in lists and objects.

@@ -94,3 +94,54 @@ func FuzzDraw(f *testing.F) {
 		}
 	})
 }
+
+// TestDrawEnumFromData: an enum prop may be a template, so its value can come from a tool's
+// result (a third party's text). What the viewer gets must still be one of the enum's values:
+// the web app makes class names of them, and "default sheet" would lift a card's text into a
+// fixed sheet over the app (or a Field's input become a password box). Another value is left
+// out and listed as a problem.
+func TestDrawEnumFromData(t *testing.T) {
+	doc := `{"ui":1,"kind":"screen","title":"x","data":{"o":{"source":"o"}},"root":{"type":"Column","gap":"${data.o.v}","children":[
+	  {"type":"Text","text":"hi","tone":"${data.o.v}","style":"${data.o.v}"},
+	  {"type":"Text","text":"ok","tone":"${data.o.good}"},
+	  {"type":"Field","name":"f","label":"F","input":"${data.o.input}"}]}}`
+	data, _ := expr.FromJSON([]byte(`{"v":"default sheet","good":"critical","input":"password"}`))
+	d, err := Draw(context.Background(), []byte(doc), DrawInput{Data: map[string]any{"o": data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(d)
+	s := string(b)
+	for _, bad := range []string{`"default sheet"`, `"password"`} {
+		if strings.Contains(s, `:`+bad) {
+			t.Errorf("an enum prop drawn as %s: %s", bad, s)
+		}
+	}
+	if !strings.Contains(s, `"tone":"critical"`) || !strings.Contains(s, `"text":"hi"`) || !strings.Contains(s, "not one of") {
+		t.Errorf("a good enum value, the node, or the problem is missing: %s", s)
+	}
+}
+
+// TestDrawNodeBudget: Lists nest, each up to 200 items, so a small widget of an untrusted
+// plugin could make the host build (and the browser draw) 200^k nodes. A draw stops at
+// MaxDrawnNodes, with a problem saying so.
+func TestDrawNodeBudget(t *testing.T) {
+	doc := `{"ui":1,"kind":"widget","title":"x","data":{"o":{"source":"o"}},"root":{"type":"List","items":"${data.o}","template":
+	  {"type":"List","items":"${data.o}","template":{"type":"Row","children":[{"type":"Text","text":"a"},{"type":"Text","text":"b"}]}}}}`
+	rows := make([]any, 200)
+	for i := range rows {
+		rows[i] = float64(i)
+	}
+	data, _ := expr.FromGo(rows)
+	d, err := Draw(context.Background(), []byte(doc), DrawInput{Data: map[string]any{"o": data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(d.Root)
+	if n := strings.Count(string(b), `"type"`); n > MaxDrawnNodes {
+		t.Errorf("%d nodes drawn, want at most %d", n, MaxDrawnNodes)
+	}
+	if !strings.Contains(strings.Join(d.Problems, "\n"), "nodes") {
+		t.Errorf("no problem says the draw was cut: %q", d.Problems)
+	}
+}

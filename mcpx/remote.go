@@ -3,7 +3,9 @@ package mcpx
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -82,6 +84,53 @@ func cutRunes(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// MaxRemoteReply is the largest HTTP reply body read from a remote plugin's server, in bytes:
+// a longer one fails the Describe or Call that reads it.
+const MaxRemoteReply = 8 << 20
+
+// MaxToolDescription and MaxToolTitle are how many characters (runes) of a remote tool's
+// description (which the model reads on every turn) and title Describe keeps.
+const (
+	MaxToolDescription = 2000
+	MaxToolTitle       = 200
+)
+
+// MaxRemoteTools is the most tools a remote plugin may list: each is in every one of the
+// model's requests, which providers refuse past 128 tools in all.
+const MaxRemoteTools = 64
+
+// MaxInputSchema is the largest input schema of a remote tool, in bytes of JSON (after
+// PlainSchema).
+const MaxInputSchema = 32 << 10
+
+// limitReplies fails the reading of any reply body over MaxRemoteReply bytes.
+type limitReplies struct{ base http.RoundTripper }
+
+func (l *limitReplies) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := l.base.RoundTrip(r)
+	if err == nil {
+		res.Body = &cappedBody{ReadCloser: res.Body, left: MaxRemoteReply}
+	}
+	return res, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("the server's reply is over %d MB", MaxRemoteReply>>20)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // DefaultRemoteTimeout bounds one Describe or Call when the context has no
@@ -167,12 +216,12 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 	}
 	// The SDK sends requests on a context of its own; bind each to ctx so
 	// that the deadline, or the end of Describe or Call, cuts it.
-	rt = &boundTransport{ctx: ctx, base: rt}
+	rt = &boundTransport{ctx: ctx, base: &limitReplies{base: rt}}
 	status := &statusRecorder{base: rt}
 	client := mcp.NewClient(&mcp.Implementation{Name: "pku-harness", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             c.URL,
-		HTTPClient:           &http.Client{Transport: status},
+		HTTPClient:           &http.Client{Transport: status, CheckRedirect: sameEndpoint(u)},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}, nil)
@@ -190,6 +239,21 @@ func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) 
 		return nil, fmt.Errorf("remote plugin %s: connect: %w", c.URL, err)
 	}
 	return cs, nil
+}
+
+// sameEndpoint follows a redirect only to the plugin's own scheme and host: a third party's
+// server must not turn the host's requests to another address (an internal service, a cloud
+// metadata address).
+func sameEndpoint(u *url.URL) func(*http.Request, []*http.Request) error {
+	return func(r *http.Request, via []*http.Request) error {
+		if r.URL.Scheme != u.Scheme || r.URL.Host != u.Host {
+			return fmt.Errorf("the server redirects to %s://%s, another server: not followed", r.URL.Scheme, r.URL.Host)
+		}
+		if len(via) >= 5 {
+			return errors.New("more than 5 redirects")
+		}
+		return nil
+	}
 }
 
 // boundTransport cancels every request when ctx ends, whatever context the
@@ -244,7 +308,7 @@ func (c *RemoteClient) Describe(ctx context.Context) (*RemoteServer, error) {
 	init := cs.InitializeResult()
 	srv := &RemoteServer{URL: c.URL}
 	if init != nil && init.ServerInfo != nil {
-		srv.Name, srv.Title, srv.Version = init.ServerInfo.Name, init.ServerInfo.Title, init.ServerInfo.Version
+		srv.Name, srv.Title, srv.Version = init.ServerInfo.Name, cutRunes(init.ServerInfo.Title, MaxToolTitle), cutRunes(init.ServerInfo.Version, 64)
 	}
 	if init != nil {
 		srv.Instructions = cutRunes(init.Instructions, MaxInstructions)
@@ -259,20 +323,26 @@ func (c *RemoteClient) Describe(ctx context.Context) (*RemoteServer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("remote plugin %s: list tools: %w", c.URL, err)
 		}
+		if len(srv.Tools) == MaxRemoteTools {
+			return nil, fmt.Errorf("remote plugin %s: the server lists more than %d tools, the most a remote plugin may have (every tool is in each of the model's requests)", c.URL, MaxRemoteTools)
+		}
 		name := RemoteToolName(t.Name)
 		if other, dup := seen[name]; dup {
 			return nil, fmt.Errorf("remote plugin %s: tools %q and %q both become %q", c.URL, other, t.Name, name)
 		}
 		seen[name] = t.Name
-		rt := RemoteTool{Name: name, Remote: t.Name, Title: t.Title, Description: t.Description,
+		rt := RemoteTool{Name: name, Remote: t.Name, Title: cutRunes(t.Title, MaxToolTitle), Description: cutRunes(t.Description, MaxToolDescription),
 			Effect: plugin.EffectWrite, InputSchema: PlainSchema(t.InputSchema)}
 		if t.Annotations != nil {
 			if rt.Title == "" {
-				rt.Title = t.Annotations.Title
+				rt.Title = cutRunes(t.Annotations.Title, MaxToolTitle)
 			}
 			if t.Annotations.ReadOnlyHint {
 				rt.Effect = plugin.EffectRead
 			}
+		}
+		if b, _ := json.Marshal(rt.InputSchema); len(b) > MaxInputSchema {
+			return nil, fmt.Errorf("remote plugin %s: tool %s's input schema is %d KB, over %d KB (the model reads it on every turn)", c.URL, name, len(b)>>10, MaxInputSchema>>10)
 		}
 		srv.Tools = append(srv.Tools, rt)
 	}

@@ -31,7 +31,8 @@ func PlainSchema(schema any) map[string]any {
 	if b, err := json.Marshal(schema); err == nil {
 		_ = json.Unmarshal(b, &root) // not an object: root stays nil
 	}
-	out, _ := plain(root, root, 0).(map[string]any)
+	budget := MaxSchemaNodes
+	out, _ := plain(root, root, 0, &budget).(map[string]any)
 	if out == nil || out["type"] != "object" {
 		return map[string]any{"type": "object", "properties": map[string]any{}}
 	}
@@ -58,14 +59,19 @@ func normalize(v any) any {
 	return out
 }
 
-func plain(v any, root map[string]any, depth int) any {
+// MaxSchemaNodes is the most schema objects PlainSchema makes: $ref expands, so a few hundred
+// bytes of $defs naming each other could otherwise make millions. Past it, a schema is {}.
+const MaxSchemaNodes = 1000
+
+func plain(v any, root map[string]any, depth int, budget *int) any {
 	s, ok := normalize(v).(map[string]any)
 	if !ok {
 		return map[string]any{}
 	}
-	if depth > 16 {
+	if depth > 16 || *budget <= 0 {
 		return map[string]any{}
 	}
+	*budget--
 	if ref, ok := s["$ref"].(string); ok {
 		target := resolveRef(root, ref)
 		merged := maps.Clone(target)
@@ -74,7 +80,7 @@ func plain(v any, root map[string]any, depth int) any {
 				merged[k] = x
 			}
 		}
-		return plain(merged, root, depth+1)
+		return plain(merged, root, depth+1, budget)
 	}
 	out := map[string]any{}
 	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
@@ -87,12 +93,13 @@ func plain(v any, root map[string]any, depth int) any {
 			parts = []any{firstNonNull(list)}
 		}
 		for _, p := range parts {
-			if sub, ok := plain(p, root, depth+1).(map[string]any); ok {
+			if sub, ok := plain(p, root, depth+1, budget).(map[string]any); ok {
 				maps.Copy(out, sub)
 			}
 		}
 	}
-	for k, x := range s {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		x := s[k]
 		if !schemaKeywords[k] {
 			continue
 		}
@@ -104,18 +111,18 @@ func plain(v any, root map[string]any, depth int) any {
 		case "properties":
 			props := map[string]any{}
 			if m, ok := x.(map[string]any); ok {
-				for name, p := range m {
-					props[name] = plain(p, root, depth+1)
+				for _, name := range slices.Sorted(maps.Keys(m)) { // in order: the budget cuts the same ones each time
+					props[name] = plain(m[name], root, depth+1, budget)
 				}
 			}
 			out["properties"] = props
 		case "items":
-			out["items"] = plain(x, root, depth+1)
+			out["items"] = plain(x, root, depth+1, budget)
 		case "additionalProperties":
 			if b, ok := x.(bool); ok {
 				out[k] = b
 			} else {
-				out[k] = plain(x, root, depth+1)
+				out[k] = plain(x, root, depth+1, budget)
 			}
 		case "required":
 			if list, ok := x.([]any); ok {

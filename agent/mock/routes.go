@@ -142,7 +142,7 @@ var TopUpForm = map[string]any{
 	"root": map[string]any{"type": "Column", "children": []any{
 		map[string]any{"type": "Field", "name": "amount", "label": "金额(元)", "input": "number", "value": 50},
 		map[string]any{"type": "Button", "text": "充值", "style": "primary",
-			"action": map[string]any{"tool": "wallet.topUp", "args": map[string]any{"amount": "${form.amount}"}, "confirm": "确认充值 ${form.amount} 元?"}},
+			"action": map[string]any{"tool": "wallet.topup", "args": map[string]any{"amount": "${form.amount}"}, "confirm": "确认充值 ${form.amount} 元?"}},
 	}},
 }
 

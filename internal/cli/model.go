@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -84,6 +85,7 @@ func modelSet(env *Env) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
+	old := cur.BaseURL
 	if *preset != "" {
 		p := agent.PresetByName(*preset)
 		if p == nil {
@@ -118,11 +120,20 @@ func modelSet(env *Env) int {
 		}
 		cur.APIKey = strings.TrimSpace(line)
 	}
-	if err := agent.SaveConfig(dir, cur, *keyStdin); err != nil {
+	// A stored key is never sent to a service it was not entered for (as PUT /v1/model).
+	dropped := !*keyStdin && cur.APIKey != "" && !sameOrigin(old, cur.BaseURL)
+	if dropped {
+		cur.APIKey = ""
+	}
+	if err := agent.SaveConfig(dir, cur, *keyStdin || dropped); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
 	key := "unchanged"
+	if dropped {
+		u, _ := url.Parse(old)
+		key = fmt.Sprintf("removed: it was entered for %s; give this service's key with --api-key-stdin", u.Host)
+	}
 	if *keyStdin {
 		key = "removed"
 		if cur.APIKey != "" {

@@ -188,9 +188,17 @@ func (m *modelRoutes) set(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	old := cur.BaseURL
 	dropped, err := ch.apply(&cur)
 	if err != nil {
 		return err
+	}
+	// A key in $OPENAI_API_KEY wins over a stored one and goes to the stored base URL when
+	// $OPENAI_BASE_URL is not set: moving that URL to another service would send it there.
+	if m.getenv != nil && m.getenv(agent.EnvAPIKey) != "" && m.getenv(agent.EnvBaseURL) == "" && old != "" && !sameOrigin(old, cur.BaseURL) {
+		return &api.Error{Status: http.StatusConflict, Code: "env_key", Extra: map[string]any{"field": "baseURL"},
+			Message: fmt.Sprintf("baseURL: the API key comes from $%s, which harness serve would send to %s: unset $%s (or set $%s) and restart harness serve to change the service here",
+				agent.EnvAPIKey, agent.ProviderName(cur.BaseURL), agent.EnvAPIKey, agent.EnvBaseURL)}
 	}
 	if err := agent.SaveConfig(m.dir, cur, ch.APIKey != nil || dropped); err != nil {
 		return err

@@ -87,6 +87,7 @@ const (
 	RemoteNewTool    Key = "remote.change.new"         // %[1]s tool, %[2]s effect
 	RemoteEffect     Key = "remote.change.effect"      // %[1]s tool, %[2]s effect now, %[3]s before
 	RemoteGoneTool   Key = "remote.change.removed"     // %[1]s tool
+	RemoteLoosened   Key = "remote.change.loosened"    // %[1]s tools, %[2]s changes
 	RemoteUnchanged  Key = "remote.change.none"        // %[1]d tools
 	RemoteListHeader Key = "remote.list.header"        // tab-separated column titles
 	RemoteModeSet    Key = "remote.mode.done"          // %[1]s id, %[2]s effect, %[3]s mode
@@ -222,6 +223,7 @@ var catalogue = map[Key]entry{
 	RemoteNewTool:    {"新工具 %[1]s（%[2]s）", "new tool %[1]s (%[2]s)"},
 	RemoteEffect:     {"%[1]s 现在是 %[2]s（原来是 %[3]s）", "%[1]s is now %[2]s (was %[3]s)"},
 	RemoteGoneTool:   {"移除了工具 %[1]s", "removed tool %[1]s"},
+	RemoteLoosened:   {"没有更新：%[1]s 将不再先问你就运行（%[2]s）；要用新的工具，移除这个插件再添加一次，看过它的审查页", "not updated: %[1]s would run without asking you (%[2]s); to use the new tools, remove the plugin and add it again through its review sheet"},
 	RemoteUnchanged:  {"%[1]d 个工具，没有变化", "%[1]d tools, unchanged"},
 	RemoteListHeader: {"ID\t工具数\t启用\tURL", "ID\tTOOLS\tENABLED\tURL"},
 	RemoteModeSet:    {"%[1]s：%[2]s 类工具现在是 %[3]s", "%[1]s: %[2]s tools are now %[3]s"},

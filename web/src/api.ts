@@ -35,9 +35,12 @@ export const post = <T = any>(p: string, b?: unknown) => api<T>('POST', p, b);
 export const put = <T = any>(p: string, b?: unknown) => api<T>('PUT', p, b);
 export const del = <T = any>(p: string) => api<T>('DELETE', p, {});
 
-// callTool runs a tool as the user: { status: "ok", result } or { status: "confirm", confirmation }.
-export const callTool = (name: string, input: unknown) =>
-  post<{ status: string; result?: any; confirmation?: any; untrusted?: boolean }>(`/v1/tools/${encodeURIComponent(name)}/call`, { actor: 'user', input });
+// callTool runs a tool as the user (a person's tap on a plugin's own page or widget) or, for a
+// button the assistant drew (ui__render), as the assistant, so that the host's rules for the
+// assistant apply (ask modes ask, userOnly is refused): { status: "ok", result } or
+// { status: "confirm", confirmation }.
+export const callTool = (name: string, input: unknown, actor: 'user' | 'agent' = 'user') =>
+  post<{ status: string; result?: any; confirmation?: any; untrusted?: boolean }>(`/v1/tools/${encodeURIComponent(name)}/call`, { actor, input });
 
 export interface SSEEvent { type: string; [k: string]: any }
 

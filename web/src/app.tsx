@@ -33,14 +33,15 @@ export function argsText(input: any): string {
   if (!input || typeof input !== 'object') return '';
   return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
 }
-async function runAsUser(tool: string, args: any, asked = false): Promise<any> {
+const runAsUser = (tool: string, args: any) => runTool(tool, args, 'user');
+async function runTool(tool: string, args: any, actor: 'user' | 'agent', asked = false): Promise<any> {
   let r;
-  try { r = await callTool(tool, args); } catch (e) {
+  try { r = await callTool(tool, args, actor); } catch (e) {
     // requestConsent(): the host's consent panel, then the same call once allowed.
     const ask = asked ? null : consentAsk(e);
     if (!ask) throw e;
     if (!(await requestConsent(ask))) throw new Error(t('cloud.askDeclined', { name: ask.plugin }));
-    return runAsUser(tool, args, true);
+    return runTool(tool, args, actor, true);
   }
   if (r.status === 'confirm' && r.confirmation) {
     const c = r.confirmation;
@@ -97,11 +98,18 @@ export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; o
     onAction: async (a: Action) => {
       clearTimeout(timer.current);
       try {
-        const tool = a.tool.includes('__') || a.tool.includes('.') || !req.plugin ? a.tool : `${req.plugin}__${a.tool}`;
+        // A plugin's widget or screen runs its own tools as the person; a document the assistant
+        // drew in the chat (no plugin) is the assistant's: its button text is the assistant's
+        // words, so the host decides as for the assistant's own call.
+        // A plugin's document names its own tools only.
+        const own = !!req.plugin;
+        const m = /^([A-Za-z0-9-]+)(?:__|\.)(.+)$/.exec(a.tool);
+        if (own && m && m[1] !== req.plugin) throw new Error(t('action.notOwn', { tool: a.tool }));
+        const tool = own && !m ? `${req.plugin}__${a.tool}` : a.tool;
         const problems = checkInput(await toolSchema(tool), a.args || {});
         if (problems.length) { setProblems(problems); return; }
         setProblems([]);
-        await runAsUser(tool, a.args);
+        await runTool(tool, a.args, own ? 'user' : 'agent');
         say(t('action.done'));
         if (a.then !== 'none') load(true);
       } catch (e) { say(errText(e)); }

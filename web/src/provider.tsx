@@ -38,7 +38,7 @@ export function AIProvider() {
     if (np) { setUrl(np.baseURL); setModel(np.model); }
   };
   const body = (withKey: boolean) => ({ baseURL: url.trim(), model: model.trim(), ...(withKey && key.trim() ? { apiKey: key.trim() } : {}) });
-  const fail = (e: any) => setProblem({ field: e?.body?.field, text: errText(e) });
+  const fail = (e: any) => setProblem({ field: e?.body?.field, text: e?.code === 'env_key' ? t('ai.envKey') : errText(e) });
   const save = async () => {
     setBusy(true); setProblem(null); setResult(null);
     try {
