@@ -232,7 +232,7 @@ function Dashboard() {
       <div class="page-head"><h1>{t('nav.dashboard')}</h1><button type="button" onClick={() => setAdding(true)}>{t('dashboard.add')}</button></div>
       {boardErr.value ? <div class="state error" role="alert"><p>{boardErr.value}</p><button type="button" onClick={loadBoard}>{t('action.retry')}</button></div>
         : board.value === null ? <Skeleton rows={4} />
-        : board.value.length === 0 ? <div class="state empty"><p>{t('dashboard.empty')}</p><button type="button" onClick={() => setAdding(true)}>{t('dashboard.add')}</button></div>
+        : board.value.length === 0 ? <div class="state empty"><p>{t('dashboard.empty')}</p></div>
         : <div class="grid">{board.value.map((c) => <CardView key={c.id + c.size} card={c} />)}</div>}
       {adding ? <AddWidget onClose={() => setAdding(false)} /> : null}
     </main>
