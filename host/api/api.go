@@ -332,8 +332,11 @@ func classify(err error) *Error {
 		// A tool that needs a campus session the host does not hold: the face points the
 		// person to its own sign-in (the web app to Settings → Campus sign-in) rather than to
 		// the CLI command the message names.
-		return &Error{Status: http.StatusConflict, Code: "not_signed_in", Message: err.Error(),
-			Extra: map[string]any{"service": nse.Service}}
+		extra := map[string]any{"service": nse.Service}
+		if sv := campus.Lookup(nse.Service); sv != nil {
+			extra["title"] = sv.Title
+		}
+		return &Error{Status: http.StatusConflict, Code: "not_signed_in", Message: err.Error(), Extra: extra}
 	case errors.As(err, &ie):
 		extra := map[string]any{"kind": ie.Kind}
 		if ie.File != "" {

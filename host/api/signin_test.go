@@ -34,5 +34,8 @@ func TestClassifyNotSignedIn(t *testing.T) {
 		if got, _ := e.Extra["service"].(string); got != tc.service {
 			t.Errorf("%s: service %q, want %q", tc.name, got, tc.service)
 		}
+		if got, _ := e.Extra["title"].(string); tc.service == "card" && got != "校园卡 Campus Card" {
+			t.Errorf("%s: title %q", tc.name, got)
+		}
 	}
 }

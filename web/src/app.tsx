@@ -18,9 +18,9 @@ window.addEventListener('popstate', () => { route.value = location.pathname; });
 const toast = signal('');
 function say(msg: string) { toast.value = msg; setTimeout(() => { if (toast.value === msg) toast.value = ''; }, 4000); }
 // signinOf is the campus service a failed call needs a session for (the API's not_signed_in),
-// or null for any other failure: the app points to Settings → Campus sign-in, not to the CLI
+// (its title, as Settings lists it), or null for any other failure: the app points to Settings → Campus sign-in, not to the CLI
 // command the host's message names.
-function signinOf(e: unknown): string | null { return e instanceof APIError && e.code === 'not_signed_in' ? String(e.body?.service || '') : null; }
+function signinOf(e: unknown): string | null { return e instanceof APIError && e.code === 'not_signed_in' ? String(e.body?.title || e.body?.service || '') : null; }
 function errText(e: unknown) { const s = signinOf(e); if (s !== null) return t('error.signin', { service: s }); return e instanceof Error ? e.message : String(e); }
 
 function Link({ href, children, ...rest }: any) {
@@ -109,7 +109,7 @@ export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; o
         await runAsUser(tool, a.args);
         say(t('action.done'));
         if (a.then !== 'none') load(true);
-      } catch (e) { setSignin(signinOf(e)); say(errText(e)); }
+      } catch (e) { const s = signinOf(e); setSignin(s); if (s === null) say(errText(e)); }
     },
   };
   if (err) return <div class="state error" role="alert"><p>{t('state.error')}</p><p class="detail">{err}</p><button type="button" onClick={() => load(true)}>{t('action.retry')}</button></div>;
