@@ -73,6 +73,7 @@ func TestFirstRun(t *testing.T) {
 				`#main h1`,
 				`#main legend`,
 				`nav.tabs a[aria-current="page"]`,
+				`#main button.primary`,
 			} {
 				r := eval[float64](t, ctx, strings.Replace(contrastJS, "%q", "'"+strings.ReplaceAll(sel, `'`, `\'`)+"'", 1))
 				if r < 0 {
