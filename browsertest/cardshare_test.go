@@ -259,6 +259,15 @@ navigator.share = async (d) => { window.shared = d; };`}); err != nil {
 		shoot(t, tab, "card-share-app-sharing")
 		cardShareScenario(t, bctx, stand, ln.Link, "card-share-app-viewer", "", func() { click("结束分享") })
 		waitFor(`document.body.innerText.includes('开始分享') && !document.querySelector('figure.g-qr') ? 'yes' : 'no'`, "the screen going back to start")
+		// Without a card session, start points to the app's own sign-in in the page's language,
+		// not to the CLI command.
+		stand.Expire("card")
+		click("开始分享")
+		waitFor(`document.querySelector('.drawn .state.signin a[href="/settings/campus"]') ? 'yes' : 'no'`, "the sign-in link")
+		if s := pageEval(`document.querySelector('.drawn .state.signin').innerText + ' | ' + (document.querySelector('.toast')?.innerText ?? '')`); !strings.Contains(s, "设置 → 校园账号") || strings.Contains(s, "harness campus login") || strings.Contains(s, "not signed in") {
+			t.Errorf("start without a card session says %q", s)
+		}
+		shoot(t, tab, "card-share-app-signin")
 		if p := con.problems(); len(p) > 0 {
 			t.Errorf("the app logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
 		}

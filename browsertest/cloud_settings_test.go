@@ -91,6 +91,20 @@ func TestCloudSettings(t *testing.T) {
 			t.Errorf("the consent panel lacks %q: %q", want, panel)
 		}
 	}
+	// The panel names the plugin as the person knows it (its id in small print) and says sizes
+	// in units, not raw bytes.
+	if s := text(t, ctx, `.cloud-panel[data-plugin="cloud-notes"] .name`); !strings.HasPrefix(s, "云笔记") {
+		t.Errorf("the consent panel is headed %q, want the plugin's name 云笔记 first", s)
+	}
+	if s := text(t, ctx, `.cloud-panel[data-plugin="cloud-notes"] .plugin-id`); s != "cloud-notes" {
+		t.Errorf("the consent panel's id line %q", s)
+	}
+	if !strings.Contains(panel, "0 B / 1 MB") || strings.Contains(panel, "字节") {
+		t.Errorf("the consent panel's quota is not in units: %q", panel)
+	}
+	if s := text(t, ctx, `.cloud-panel[data-plugin="card-share"] .name`); !strings.HasPrefix(s, "付款码共享") {
+		t.Errorf("card-share's consent panel is headed %q, want its name", s)
+	}
 	shoot(t, ctx, "settings-cloud")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.cloud-panel[data-plugin="cloud-notes"] input[type=checkbox]`))); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
@@ -302,6 +303,7 @@ func classify(err error) *Error {
 		ref *host.Refusal
 		ie  *interp.Error
 		mbe *http.MaxBytesError
+		nse *campus.NotSignedInError
 	)
 	switch {
 	case errors.As(err, &ae):
@@ -326,6 +328,15 @@ func classify(err error) *Error {
 		ce := consentAsk(err)
 		return &Error{Status: http.StatusForbidden, Code: string(ce.Code), Message: ie.Error(),
 			Extra: map[string]any{"kind": ie.Kind, "consent": ce.Ask}}
+	case errors.As(err, &nse):
+		// A tool that needs a campus session the host does not hold: the face points the
+		// person to its own sign-in (the web app to Settings → Campus sign-in) rather than to
+		// the CLI command the message names.
+		extra := map[string]any{"service": nse.Service}
+		if sv := campus.Lookup(nse.Service); sv != nil {
+			extra["title"] = sv.Title
+		}
+		return &Error{Status: http.StatusConflict, Code: "not_signed_in", Message: err.Error(), Extra: extra}
 	case errors.As(err, &ie):
 		extra := map[string]any{"kind": ie.Kind}
 		if ie.File != "" {

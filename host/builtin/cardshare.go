@@ -159,15 +159,15 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	}
 	cc := c.Campus()
 	if cc == nil {
-		return CardShareStatus{}, Errorf("the host has no campus client: sign in to the campus card (harness campus login card)")
+		return CardShareStatus{}, interp.Wrap(host.KindTool, "the host has no campus client: sign in to the campus card (harness campus login card)", &campus.NotSignedInError{Service: "card"})
 	}
 	payer, err := campus.CardPayerOf(c, cc)
 	if err != nil {
-		return CardShareStatus{}, Errorf("campus card: %v", err)
+		return CardShareStatus{}, campusErr(err)
 	}
 	// The first code before the channel opens: a card that cannot pay never gets a link.
 	if _, err := campus.CardPaymentCode(c, cc, payer); err != nil {
-		return CardShareStatus{}, Errorf("campus card: %v", err)
+		return CardShareStatus{}, campusErr(err)
 	}
 	// A share still open from before the host restarted goes on, with the same link (its keys
 	// were kept sealed by the Cloud handle), rather than leaving its viewer waiting.
@@ -181,6 +181,13 @@ func cardShareStart(c *Context, _ Empty) (CardShareStatus, error) {
 	}
 	s := startShare(c.Host, cc, payer, cp, ch, CardShareRefresh)
 	return s.status(), nil
+}
+
+// campusErr is a campus card error as Start returns it: "campus card: …" for the CLI, with a
+// *campus.NotSignedInError kept reachable (errors.As) so that the web app can point the person
+// to Settings → Campus sign-in instead of the command the message names.
+func campusErr(err error) error {
+	return interp.Wrap(host.KindTool, "campus card: "+err.Error(), err)
 }
 
 // resumeSaved reconnects the newest of the plugin's saved channels that has not expired, or

@@ -374,8 +374,14 @@ func TestCardShareRefusals(t *testing.T) {
 	}
 
 	r.stand.Expire("card")
-	if _, err := r.call(t, host.ActorUser, "start", ""); err == nil || !strings.Contains(err.Error(), "not signed in to card") {
+	_, err = r.call(t, host.ActorUser, "start", "")
+	if err == nil || !strings.Contains(err.Error(), "not signed in to card") || !strings.Contains(err.Error(), "harness campus login card") {
 		t.Errorf("start without a card session: %v", err)
+	}
+	// The faces can tell it from other failures: the web app points to its own sign-in.
+	var nse *campus.NotSignedInError
+	if !errors.As(err, &nse) || nse.Service != "card" {
+		t.Errorf("start without a card session does not carry a NotSignedInError: %#v", err)
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
@@ -105,8 +107,45 @@ func openCloudCmd(env *Env, name, usage string, minArgs, maxArgs int) (*cloudCmd
 }
 
 func (c *cloudCmd) fail(err error) int {
+	var ce *cloud.CheckError
+	if errors.As(err, &ce) {
+		fmt.Fprintf(c.env.Stderr, "%s: %s\n", c.name, checkErrorText(c.lang, ce))
+		return ExitFail
+	}
 	fmt.Fprintf(c.env.Stderr, "%s: %s\n", c.name, hostError(c.lang, err))
 	return ExitFail
+}
+
+// checkErrorText says in one line, in lang, why the provider at ce.Origin failed "test
+// connection": unreachable (refused, no answer, no such host) or not answering as a provider.
+// The chain of wrapped errors is reduced to its innermost cause.
+func checkErrorText(lang msg.Lang, ce *cloud.CheckError) string {
+	var ne net.Error
+	var dns *net.DNSError
+	switch {
+	case errors.Is(ce.Err, syscall.ECONNREFUSED):
+		return lang.T(msg.CloudUnreachable, ce.Origin, lang.T(msg.CloudNetRefused))
+	case errors.As(ce.Err, &dns) && dns.IsNotFound:
+		return lang.T(msg.CloudUnreachable, ce.Origin, lang.T(msg.CloudNetNoHost))
+	case errors.Is(ce.Err, context.DeadlineExceeded) || errors.As(ce.Err, &ne) && ne.Timeout():
+		return lang.T(msg.CloudUnreachable, ce.Origin, lang.T(msg.CloudNetTimeout))
+	}
+	var oe *net.OpError
+	if errors.As(ce.Err, &oe) {
+		return lang.T(msg.CloudUnreachable, ce.Origin, innermost(oe))
+	}
+	return lang.T(msg.CloudNotProvider, ce.Origin, innermost(ce.Err))
+}
+
+// innermost is the message of the deepest error err wraps (a single chain).
+func innermost(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
 }
 
 func (c *cloudCmd) t(k msg.Key, args ...any) string { return c.lang.T(k, args...) }

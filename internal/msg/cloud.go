@@ -42,6 +42,16 @@ const (
 	CloudWhyConsent    Key = "cloud.why.consent"    //
 	CloudWhyOffline    Key = "cloud.why.offline"    //
 	CloudWhyNotOffered Key = "cloud.why.notOffered" // %[1]s provider host, %[2]s services
+
+	// CloudUnreachable is a provider URL that did not answer: %[1]s the origin, %[2]s why (one
+	// of the CloudNet* reasons, or the network's own words).
+	CloudUnreachable Key = "cloud.unreachable"
+	// CloudNotProvider is a URL that answered, but not as a Cloud provider: %[1]s the origin,
+	// %[2]s why.
+	CloudNotProvider Key = "cloud.notProvider"
+	CloudNetRefused  Key = "cloud.net.refused" //
+	CloudNetTimeout  Key = "cloud.net.timeout" //
+	CloudNetNoHost   Key = "cloud.net.noHost"  //
 )
 
 func init() {
@@ -78,6 +88,11 @@ func init() {
 		CloudForgotten:        {"已删除本设备在 %[1]s 上的全部云端数据，并忘掉了设备身份", "deleted all of this device's cloud data on %[1]s and forgot the device identity"},
 		CloudForgetAsk:        {"删除本设备在 %[1]s 上的全部云端数据（存储、通道、设备）？", "Delete all of this device's cloud data on %[1]s (store, channels, the device)?"},
 		CloudNotForgot:        {"没有删除任何数据", "nothing was deleted"},
+		CloudUnreachable:      {"连不上 %[1]s：%[2]s", "cannot reach %[1]s: %[2]s"},
+		CloudNotProvider:      {"%[1]s 不是云服务商：%[2]s", "%[1]s is not a Cloud provider: %[2]s"},
+		CloudNetRefused:       {"连接被拒绝", "connection refused"},
+		CloudNetTimeout:       {"没有回应", "no answer"},
+		CloudNetNoHost:        {"找不到这个主机", "no such host"},
 
 		CloudWhyNoProvider: {"没有设置云服务商", "no Cloud provider is set"},
 		CloudWhyConsent:    {"还没有允许这个插件使用云服务", "you have not allowed this plugin to use Cloud yet"},

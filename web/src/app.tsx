@@ -17,7 +17,11 @@ window.addEventListener('popstate', () => { route.value = location.pathname; });
 
 const toast = signal('');
 function say(msg: string) { toast.value = msg; setTimeout(() => { if (toast.value === msg) toast.value = ''; }, 4000); }
-function errText(e: unknown) { return e instanceof Error ? e.message : String(e); }
+// signinOf is the campus service a failed call needs a session for (the API's not_signed_in),
+// (its title, as Settings lists it), or null for any other failure: the app points to Settings → Campus sign-in, not to the CLI
+// command the host's message names.
+function signinOf(e: unknown): string | null { return e instanceof APIError && e.code === 'not_signed_in' ? String(e.body?.title || e.body?.service || '') : null; }
+function errText(e: unknown) { const s = signinOf(e); if (s !== null) return t('error.signin', { service: s }); return e instanceof Error ? e.message : String(e); }
 
 function Link({ href, children, ...rest }: any) {
   return <a href={href} {...rest} onClick={(e: MouseEvent) => { if (e.ctrlKey || e.metaKey || e.button) return; e.preventDefault(); go(href); }}>{children}</a>;
@@ -66,6 +70,7 @@ export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; o
   const [err, setErr] = useState('');
   const [form, setForm] = useState<Record<string, any>>({});
   const [problems, setProblems] = useState<string[]>([]);
+  const [signin, setSignin] = useState<string | null>(null);
   const seq = useRef(0);
   const load = async (refresh = false, f = form) => {
     const n = ++seq.current;
@@ -108,11 +113,11 @@ export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; o
         const tool = own && !m ? `${req.plugin}__${a.tool}` : a.tool;
         const problems = checkInput(await toolSchema(tool), a.args || {});
         if (problems.length) { setProblems(problems); return; }
-        setProblems([]);
+        setProblems([]); setSignin(null);
         await runTool(tool, a.args, own ? 'user' : 'agent');
         say(t('action.done'));
         if (a.then !== 'none') load(true);
-      } catch (e) { say(errText(e)); }
+      } catch (e) { const s = signinOf(e); setSignin(s); if (s === null) say(errText(e)); }
     },
   };
   if (err) return <div class="state error" role="alert"><p>{t('state.error')}</p><p class="detail">{err}</p><button type="button" onClick={() => load(true)}>{t('action.retry')}</button></div>;
@@ -128,6 +133,7 @@ export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; o
       {heading && rep.drawn ? <h1>{rep.drawn.title}</h1> : null}
       <GenUI node={rep.drawn!.root} ctx={ctx} />
       {problems.length ? <ul class="problems" role="alert">{problems.map((p) => <li>{p}</li>)}</ul> : null}
+      {signin !== null ? <div class="state signin" role="alert"><Icon name="lock" /><p>{t('error.signin', { service: signin })}</p><Link href="/settings/campus" class="btn">{t('action.signin')}</Link></div> : null}
       {rep.updated ? <p class={`updated${rep.stale ? ' stale' : ''}`}>{t(rep.stale ? 'widget.stale' : 'widget.updated', { time: rep.updated })}</p> : null}
     </div>
   );
@@ -240,7 +246,7 @@ function Dashboard() {
       <div class="page-head"><h1>{t('nav.dashboard')}</h1><button type="button" onClick={() => setAdding(true)}>{t('dashboard.add')}</button></div>
       {boardErr.value ? <div class="state error" role="alert"><p>{boardErr.value}</p><button type="button" onClick={loadBoard}>{t('action.retry')}</button></div>
         : board.value === null ? <Skeleton rows={4} />
-        : board.value.length === 0 ? <div class="state empty"><p>{t('dashboard.empty')}</p><button type="button" onClick={() => setAdding(true)}>{t('dashboard.add')}</button></div>
+        : board.value.length === 0 ? <div class="state empty"><p>{t('dashboard.empty')}</p></div>
         : <div class="grid">{board.value.map((c) => <CardView key={c.id + c.size} card={c} />)}</div>}
       {adding ? <AddWidget onClose={() => setAdding(false)} /> : null}
     </main>

@@ -10,6 +10,30 @@ import { t, locale } from './i18n';
 import { Skeleton } from './genui';
 import { say, errText } from './app';
 
+// formatBytes writes a byte count in SI units as people read sizes: "0 B", "950 B", "1.5 kB",
+// "1 MB" (1 MB = 1,000,000 bytes, as the provider's limits are given), at most one decimal.
+export function formatBytes(n: number): string {
+  if (!Number.isFinite(n) || n < 0) return '?';
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) { n /= 1000; i++; }
+  const s = i === 0 ? String(Math.round(n)) : (Math.round(n * 10) / 10).toString();
+  return `${s} ${units[i]}`;
+}
+
+// The installed plugins' names (GET /v1/plugins: name, nameEn), so that a consent panel names a
+// plugin as the person knows it; loaded once, again when a plugin is not in it yet.
+const names = signal<Record<string, { name?: string; nameEn?: string }>>({});
+let namesLoading = false;
+function pluginName(id: string): string {
+  const n = names.value[id];
+  if (!n && !namesLoading) {
+    namesLoading = true;
+    get('/v1/plugins').then((r) => { const m: Record<string, any> = {}; for (const x of r.plugins || []) { const pl = x.plugin || x; if (pl?.id) m[pl.id] = { name: pl.name, nameEn: pl.nameEn }; } names.value = m; }).catch(() => {});
+  }
+  return (locale.value === 'en' && n?.nameEn) || n?.name || id;
+}
+
 export function CloudSettings() {
   const [rep, setRep] = useState<any>(null);
   const [url, setUrl] = useState('');
@@ -36,7 +60,7 @@ export function CloudSettings() {
         <button type="submit" disabled={busy || !url.trim()}>{t('cloud.save')}</button>
         {st && st.provider !== 'off' ? <button type="button" disabled={busy} onClick={off}>{t('cloud.turnOff')}</button> : null}
       </form>
-      {meta ? <p class="detail">{t('cloud.meta', { host: meta.host, services: (meta.services || []).join(', '), keys: meta.limits?.store?.maxKeys ?? 0, bytes: meta.limits?.store?.maxBytes ?? 0 })}</p> : null}
+      {meta ? <p class="detail">{t('cloud.meta', { host: meta.host, services: (meta.services || []).join(', '), keys: meta.limits?.store?.maxKeys ?? 0, bytes: formatBytes(meta.limits?.store?.maxBytes ?? 0) })}</p> : null}
       <h3>{t('cloud.plugins')}</h3>
       {!rep ? <Skeleton rows={2} /> : !rep.plugins?.length ? <p class="detail">{t('cloud.noPlugins')}</p> : (
         <ul class="rows">{rep.plugins.map((p: any) => <li><ConsentPanel p={p} busy={busy} run={run} onChange={load} /></li>)}</ul>
@@ -68,17 +92,18 @@ export function PluginCloud({ id }: { id: string }) {
 function ConsentPanel({ p, busy, run, onChange }: { p: any; busy: boolean; run: (f: () => Promise<any>, done?: string) => Promise<any>; onChange: () => void }) {
   const id = encodeURIComponent(p.plugin);
   const lines: string[] = locale.value === 'en' && p.disclosureEn?.length === p.disclosureZh?.length ? p.disclosureEn : p.disclosureZh || [];
-  const toggle = (on: boolean) => run(() => (on ? put(`/v1/cloud/plugins/${id}/consent`, { actor: 'user' }) : del(`/v1/cloud/plugins/${id}/consent`)), on ? t('cloud.allowedNow', { name: p.plugin }) : t('cloud.revokedNow', { name: p.plugin })).then(onChange);
-  const clear = () => { if (window.confirm(t('cloud.clearAsk', { name: p.plugin }))) run(() => del(`/v1/cloud/plugins/${id}/data`), t('cloud.cleared', { name: p.plugin })).then(onChange); };
+  const name = pluginName(p.plugin);
+  const toggle = (on: boolean) => run(() => (on ? put(`/v1/cloud/plugins/${id}/consent`, { actor: 'user' }) : del(`/v1/cloud/plugins/${id}/consent`)), on ? t('cloud.allowedNow', { name }) : t('cloud.revokedNow', { name })).then(onChange);
+  const clear = () => { if (window.confirm(t('cloud.clearAsk', { name }))) run(() => del(`/v1/cloud/plugins/${id}/data`), t('cloud.cleared', { name })).then(onChange); };
   const u = p.usage || {};
   return (
     <div class="cloud-panel g-col gap-sm" data-plugin={p.plugin}>
-      <div class="row"><span class="name">{p.plugin}<small>{p.provider ? t('cloud.provider', { host: p.provider }) : t('cloud.noProvider')}</small></span>
+      <div class="row"><span class="name">{name}{name !== p.plugin ? <small class="plugin-id">{p.plugin}</small> : null}<small>{p.provider ? t('cloud.provider', { host: p.provider }) : t('cloud.noProvider')}</small></span>
         <span class={`badge ${p.e2e ? 'official' : 'warn'}`}>{p.e2e ? t('cloud.e2e') : t('cloud.notE2e')}</span></div>
       <p class="detail">{t('cloud.disclosure')}</p>
       <ul class="disclosure">{lines.map((l) => <li>{l}</li>)}</ul>
       {p.backend ? <p class="detail">{t('cloud.backend', { url: p.backend })}</p> : null}
-      <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t(u.keysFrom === 'provider' ? 'cloud.quota' : 'cloud.quotaMirror', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: u.bytes ?? 0, maxBytes: u.maxBytes ?? 0 })}</p>
+      <p class="detail">{t('cloud.uses', { services: (p.uses || []).join(', ') })} · {t(u.keysFrom === 'provider' ? 'cloud.quota' : 'cloud.quotaMirror', { keys: u.keys ?? 0, maxKeys: u.maxKeys ?? 0, bytes: formatBytes(u.bytes ?? 0), maxBytes: formatBytes(u.maxBytes ?? 0) })}</p>
       {p.functions?.length ? <p class="detail">{t('cloud.functions', { names: p.functions.join(', ') })}</p> : null}
       {p.consented && !p.status?.available && p.status?.reason ? <p class="detail" role="note">{t('cloud.unavailable', { reason: why(p) })}</p> : null}
       <div class="g-row gap-sm wrap">
@@ -142,8 +167,8 @@ export function ConsentDialog() {
   };
   return (
     <div class="sheet consent-ask" role="dialog" aria-modal="true" aria-labelledby="consent-ask-h">
-      <h2 id="consent-ask-h">{t('cloud.askTitle', { name: a.ask.plugin })}</h2>
-      <p class="detail">{a.ask.provider ? t('cloud.askText', { name: a.ask.plugin, host: a.ask.provider }) : t('cloud.askSetup', { name: a.ask.plugin })}</p>
+      <h2 id="consent-ask-h">{t('cloud.askTitle', { name: pluginName(a.ask.plugin) })}</h2>
+      <p class="detail">{a.ask.provider ? t('cloud.askText', { name: pluginName(a.ask.plugin), host: a.ask.provider }) : t('cloud.askSetup', { name: pluginName(a.ask.plugin) })}</p>
       {!p ? <Skeleton rows={2} /> : <ConsentPanel p={p} busy={busy} run={run} onChange={load} />}
       <div class="g-row gap-sm wrap">
         {!a.ask.provider ? <a class="btn" href="/settings/cloud" onClick={() => a.done(false)}>{t('cloud.askSettings')}</a> : null}

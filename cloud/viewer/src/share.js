@@ -4,13 +4,50 @@
 // with POST /send where WebSocket is missing), reconnecting with backoff.
 import { unb64u } from './protocol.js';
 
-/** readLink returns the channel id (?c=) and the share secret k (#k=), or throws saying which is missing. */
-export function readLink(msg = { id: '链接缺少通道编号 (?c=)', k: '链接缺少密钥 (#k=)' }) {
+/** viewerLang is the language of the viewer pages: 'en' for an English browser, else 'zh'. */
+export const viewerLang = /^en\b/i.test(globalThis.navigator?.language || '') ? 'en' : 'zh';
+
+// The words for a friend who opened a broken link: what to do, not what is missing.
+const INCOMPLETE = {
+  zh: '这个分享链接不完整,请让分享的人重新发给你',
+  en: 'This share link is incomplete; ask the person who shared it to send it again',
+};
+
+/** LinkError is a share link that cannot be used: message is the plain words in the viewer's
+ * language, detail what is wrong with it (for the small print, never the main message). */
+export class LinkError extends Error {
+  constructor(detail, lang = viewerLang) {
+    super(INCOMPLETE[lang] ?? INCOMPLETE.zh);
+    this.name = 'LinkError';
+    this.detail = detail;
+  }
+}
+
+/** readLink returns the channel id (?c=) and the share secret k (#k=), or throws a LinkError
+ * whose detail says which is missing or malformed. */
+export function readLink(lang = viewerLang) {
   const id = new URLSearchParams(location.search).get('c');
-  if (!id || !/^[A-Za-z0-9_-]{8,64}$/.test(id)) throw new Error(msg.id);
+  if (!id || !/^[A-Za-z0-9_-]{8,64}$/.test(id)) throw new LinkError(id ? 'malformed channel id (?c=)' : 'no channel id (?c=)', lang);
   const k = new URLSearchParams(location.hash.replace(/^#/, '')).get('k');
-  if (!k) throw new Error(msg.k);
-  return { id, k: unb64u(k, 'k') };
+  if (!k) throw new LinkError('no key (#k=)', lang);
+  try {
+    return { id, k: unb64u(k, 'k') };
+  } catch (e) {
+    throw new LinkError(`malformed key (#k=): ${e.message}`, lang);
+  }
+}
+
+/** showDetail puts the technical detail of a failure in small print under the status line el
+ * (a <p class="detail" id="detail">, created once). */
+export function showDetail(el, detail) {
+  let d = document.getElementById('detail');
+  if (!d) {
+    d = document.createElement('p');
+    d.id = 'detail';
+    d.className = 'detail';
+    el.after(d);
+  }
+  d.textContent = detail;
 }
 
 /** api calls the channel API; a non-2xx answer throws an Error whose code is the wire code. */

@@ -3,7 +3,7 @@
 // the owner sends, decrypted here. The server only ever sees authKey and ciphertext (seed 003,
 // "分享链接与页面", "通道(对端)"). No inline script: the page works under the server's strict CSP.
 import { deriveShare, newPeerKeys, peerKey, open, seal, unb64u, b64u } from './protocol.js';
-import { readLink, api, connect } from './share.js';
+import { readLink, api, connect, LinkError, showDetail } from './share.js';
 
 const MAX_SHOWN = 50;
 const $ = (id) => document.getElementById(id);
@@ -123,4 +123,8 @@ async function main() {
   });
 }
 
-main().catch((e) => fail(`出错了:${e.message}`));
+main().catch((e) => {
+  if (!(e instanceof LinkError)) return fail(`出错了:${e.message}`);
+  fail(e.message);
+  showDetail($('status'), e.detail);
+});

@@ -6,10 +6,10 @@
 // seat is claimed (a reload resumes from this tab's sessionStorage). No inline script or style.
 import qrcode from 'qrcode-generator';
 import { deriveShare, newPeerKeys, peerKey, open, seal, unb64u, b64u } from '../protocol.js';
-import { readLink, api, connect } from '../share.js';
+import { readLink, api, connect, LinkError, showDetail, viewerLang } from '../share.js';
 
 const $ = (id) => document.getElementById(id);
-const lang = /^en\b/i.test(navigator.language || '') ? 'en' : 'zh';
+const lang = viewerLang;
 
 const TEXT = {
   zh: {
@@ -23,8 +23,6 @@ const TEXT = {
     reconnecting: '连接断开,正在重连…',
     taken: '这个链接已经有人在使用(每次分享只能一个人查看)',
     badKey: '链接不完整或密钥不对,无法解密',
-    noID: '链接缺少通道编号 (?c=)',
-    noKey: '链接缺少密钥 (#k=)',
     replaced: '已在别的页面打开',
     closed: { owner: '分享已结束', expired: '分享已过期', revoked: '分享已撤销', locked: '分享已锁定', server: '服务器关闭了分享', kicked: '分享者已将你移出' },
     gone: '分享已结束',
@@ -46,8 +44,6 @@ const TEXT = {
     reconnecting: 'Connection lost, reconnecting…',
     taken: 'Someone is already using this link (one viewer per share)',
     badKey: 'The link is incomplete or its key is wrong, so nothing can be decrypted',
-    noID: 'The link has no channel id (?c=)',
-    noKey: 'The link has no key (#k=)',
     replaced: 'Opened on another page',
     closed: { owner: 'The share has ended', expired: 'The share has expired', revoked: 'The share was revoked', locked: 'The share is locked', server: 'The server closed the share', kicked: 'The sharer removed you' },
     gone: 'The share has ended',
@@ -262,7 +258,7 @@ async function main() {
   }
   const base = `/v1/c/${encodeURIComponent(id)}`;
   if (!seat) {
-    const link = readLink({ id: TEXT.noID, k: TEXT.noKey });
+    const link = readLink(lang);
     const { authKey, encKey } = deriveShare(link.k);
     const info = await api('GET', `/v1/c/${encodeURIComponent(link.id)}`);
     if (info.status !== 'open') return end(closedText(info.status));
@@ -350,4 +346,8 @@ async function main() {
   });
 }
 
-main().catch((e) => fail(TEXT.failed(e.message)));
+main().catch((e) => {
+  if (!(e instanceof LinkError)) return fail(TEXT.failed(e.message));
+  fail(e.message);
+  showDetail($('status'), e.detail);
+});
