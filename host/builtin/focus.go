@@ -3,6 +3,7 @@ package builtin
 import (
 	_ "embed"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/pkuinfo/harness/i18n"
@@ -110,7 +111,13 @@ type FocusRunning struct {
 // Empty is the input of a tool that takes none.
 type Empty struct{}
 
+// focusMu serialises the read-modify-write of the session list within a process, so two
+// faces starting (or stopping) focus at once make one session.
+var focusMu sync.Mutex
+
 func focusStart(c *Context, in FocusStartInput) (FocusStarted, error) {
+	focusMu.Lock()
+	defer focusMu.Unlock()
 	list, err := loadSessions(c)
 	if err != nil {
 		return FocusStarted{}, err
@@ -127,6 +134,8 @@ func focusStart(c *Context, in FocusStartInput) (FocusStarted, error) {
 }
 
 func focusStop(c *Context, _ Empty) (FocusStopped, error) {
+	focusMu.Lock()
+	defer focusMu.Unlock()
 	list, err := loadSessions(c)
 	if err != nil {
 		return FocusStopped{}, err
