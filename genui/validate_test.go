@@ -265,3 +265,26 @@ func TestInputComponents(t *testing.T) {
 		}
 	}
 }
+
+func TestDeclaredSizes(t *testing.T) {
+	for _, c := range []struct {
+		doc      string
+		want     string
+		defaults string
+	}{
+		{`{"sizes":["sm","lg"]}`, "sm,lg", "sm"},
+		{`{"sizes":["lg","md"]}`, "lg,md", "md"},
+		{`{"sizes":["lg"]}`, "lg", "lg"},
+		{`{}`, "md", "md"},
+		{`{"sizes":[]}`, "md", "md"},
+		{`{"sizes":["sm","xl"]}`, "md", "md"},
+		{`{"sizes":"sm"}`, "md", "md"},
+		{`not json`, "md", "md"},
+		{`{"sizes":["sm","sm"]}`, "sm", "sm"},
+	} {
+		got := DeclaredSizes([]byte(c.doc))
+		if strings.Join(got, ",") != c.want || DefaultSize(got) != c.defaults {
+			t.Errorf("%s: %v, default %s; want %s, %s", c.doc, got, DefaultSize(got), c.want, c.defaults)
+		}
+	}
+}
