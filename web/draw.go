@@ -45,9 +45,13 @@ type DrawRequest struct {
 // the document's title in the viewer's language, in every state, so a card that failed still
 // has its name. Error is the message for a person (a plugin's own check message, without the
 // place in its file); Detail, when set, is the full error with that place, for a disclosure.
+// Sizes are the sizes a widget declares (its document's sizes, ["md"] when none;
+// genui.DeclaredSizes), in every state, so a card's menu offers only those; empty for a
+// screen.
 type DrawReply struct {
 	State   string                 `json:"state"`
 	Title   string                 `json:"title,omitempty"`
+	Sizes   []string               `json:"sizes,omitempty"`
 	Error   string                 `json:"error,omitempty"`
 	Detail  string                 `json:"detail,omitempty"`
 	Updated string                 `json:"updated,omitempty"` // when the oldest value drawn was read: its Beijing clock (with the date on another day), by package i18n's formatters
@@ -195,6 +199,9 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 	rep.Title = d.Title
 	if en := d.I18n["en"].Title; req.Locale == "en" && en != "" {
 		rep.Title = en
+	}
+	if kind == "widget" {
+		rep.Sizes = genui.DeclaredSizes(doc)
 	}
 	if len(req.Document) > 0 {
 		// An inline document comes from the browser: check it as the assistant's is checked.

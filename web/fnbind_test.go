@@ -116,7 +116,7 @@ func TestDrawFunctionBinding(t *testing.T) {
 	}
 	widget := DrawRequest{Plugin: "counter", Widget: "count", Locale: "en"}
 
-	if rep := draw(widget); rep.State != "error" || !strings.Contains(rep.Error, "no Cloud provider") || rep.Title != "Count" {
+	if rep := draw(widget); rep.State != "error" || !strings.Contains(rep.Error, "no Cloud provider") || rep.Title != "Count" || strings.Join(rep.Sizes, ",") != "md" {
 		t.Fatalf("without a provider: %+v", rep)
 	}
 	m := cloud.For(db)
