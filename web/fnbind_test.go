@@ -63,7 +63,7 @@ func fnFetcher(files map[string]string) plugin.MapFetcher {
 
 // A widget's inline { fn } binding runs the server function on a real reference server (the
 // fnrun interpreter, policy open) through Host.Call as the person: refused before a provider and
-// before consent (the card's error state), the value drawn after; an inline document cannot
+// before consent and offline (the card's error state), the value drawn after; an inline document cannot
 // spend the plugin's consent, and a widget naming another plugin's function or a path does not
 // validate.
 func TestDrawFunctionBinding(t *testing.T) {
@@ -143,6 +143,13 @@ func TestDrawFunctionBinding(t *testing.T) {
 			t.Fatalf("draw %d: %s, want %q", i, b, want)
 		}
 	}
+	// The draw path checks the name too, whatever a document says: another plugin's function
+	// or a path never reaches Host.Call.
+	for _, fn := range []string{"other.stats", "../other/stats", "stats/../reset", ""} {
+		if _, _, err := readFunction(ctx, h, p, fn, nil); err == nil || !strings.Contains(err.Error(), "declares no server function") {
+			t.Errorf("readFunction(%q): %v", fn, err)
+		}
+	}
 	// Each draw went through Host.Call as the person, and is in the audit log.
 	entries, err := h.Audit(ctx, "counter", 100)
 	if err != nil {
@@ -164,6 +171,12 @@ func TestDrawFunctionBinding(t *testing.T) {
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(ae.Message, "unknown server function") {
 		t.Fatalf("inline fn binding: %v", err)
+	}
+	// With the provider gone the card shows the error state (a call is never queued).
+	hs.CloseClientConnections()
+	hs.Close()
+	if rep := draw(widget); rep.State != "error" || !strings.Contains(rep.Error, "offline") {
+		t.Fatalf("offline: %+v", rep)
 	}
 	// After revoking consent the widget is back to its error state; nothing is queued.
 	if err := m.Revoke(ctx, "counter"); err != nil {
