@@ -30,11 +30,14 @@ func FuzzValidate(f *testing.F) {
 		`{"root":{"type":"List","items":"${data.x}","template":{"type":"Text","text":"${item.\u4e2d}"}}}`,
 		`{"root":{"type":"Text","text":"\ud83d\ude00${data.q}\u00e9"}}`,
 		strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70),
+		`{"ui":1,"kind":"widget","title":"T","data":{"a":{"fn":"stats","args":{"n":"${host.now}"},"ttl":"1m"},"b":{"fn":"../x"}},"root":{"type":"Text","text":"${data.a.count}"}}`,
 	} {
 		f.Add([]byte(s))
 	}
+	ctx := testCtx
+	ctx.Functions = []string{"stats"} // so { fn } bindings take the accepting path too
 	f.Fuzz(func(t *testing.T, src []byte) {
-		ds := Validate("f.json", src, testCtx)
+		ds := Validate("f.json", src, ctx)
 		if len(ds) > MaxDiagnostics {
 			t.Fatalf("%d diagnostics, cap is %d", len(ds), MaxDiagnostics)
 		}
@@ -50,7 +53,7 @@ func FuzzValidate(f *testing.F) {
 				t.Fatalf("bad diagnostic %+v", d)
 			}
 		}
-		if again := Validate("f.json", src, testCtx); !reflect.DeepEqual(ds, again) {
+		if again := Validate("f.json", src, ctx); !reflect.DeepEqual(ds, again) {
 			t.Fatalf("not deterministic:\n%v\n%v", ds, again)
 		}
 		if len(src) <= MaxDocumentBytes && !json.Valid(src) {

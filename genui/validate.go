@@ -69,11 +69,14 @@ type Tool struct {
 // Context is what the plugin knows about a widget or screen file: Kind is "widget" or "screen"
 // when the manifest lists the file under widgets: or screens: ("" accepts either);
 // DataSources are the names declared in the manifest's dataSources:; Tools are the plugin's
-// tools by name.
+// tools by name; Functions are the server functions the plugin declares (its cloud.functions,
+// else its `server:` section: plugin.Manifest.CloudFunctions), which a `{ "fn": NAME }` data
+// binding may read (seed 003 "服务端函数": widgets may bind `{ fn }`, not only `{ tool }`).
 type Context struct {
 	Kind        string
 	DataSources []string
 	Tools       map[string]Tool
+	Functions   []string
 }
 
 // MaxDiagnostics caps the diagnostics of one document; the last one then says how many more
@@ -416,13 +419,15 @@ func (v *validator) dataDecls(j *jvalue) {
 		}
 		for _, g := range d.fields {
 			if !contains([]string{"source", "tool", "args", "ttl", "fn"}, g.key) {
-				v.errAt(g.keyOff, childPath(p, g.key), "unknown key %q in a data binding; use source, or tool with args and ttl", g.key)
+				v.errAt(g.keyOff, childPath(p, g.key), "unknown key %q in a data binding; use source, or tool or fn with args and ttl", g.key)
 			}
 		}
 		src, tool, fn := d.get("source"), d.get("tool"), d.get("fn")
 		switch {
+		case fn != nil && (src != nil || tool != nil):
+			v.errAt(d.off, p, "give one of source, tool or fn")
 		case fn != nil:
-			v.errAt(fn.off, childPath(p, "fn"), "server functions are turned off on the official server (seed 004 §Server functions); bind a tool or a data source")
+			v.fnBinding(d, fn, p)
 		case src != nil && tool != nil:
 			v.errAt(d.off, p, "give either source or tool, not both")
 		case src != nil:
@@ -439,9 +444,25 @@ func (v *validator) dataDecls(j *jvalue) {
 		case tool != nil:
 			v.toolBinding(d, tool, p)
 		default:
-			v.errAt(d.off, p, "a data binding needs source or tool")
+			v.errAt(d.off, p, "a data binding needs source, tool or fn")
 		}
 	}
+}
+
+// fnBinding checks a `{ "fn": NAME, "args": {…}, "ttl": "1m" }` binding: NAME must be one of
+// the server functions the plugin declares (Context.Functions); the host runs it on the Cloud
+// provider as the person, consent-gated, never for the model.
+func (v *validator) fnBinding(d, fn *jvalue, p string) {
+	switch {
+	case fn.kind != jString:
+		v.errAt(fn.off, p+".fn", "fn must be the name of one of the plugin's server functions")
+	case !contains(v.ctx.Functions, fn.str):
+		v.errAt(fn.off, p+".fn", "unknown server function %q%s", fn.str, knownList("the plugin declares", v.ctx.Functions))
+	}
+	if ttl := d.get("ttl"); ttl != nil {
+		v.duration(ttl, p+".ttl")
+	}
+	v.args(d.get("args"), "", Tool{}, false, p+".args", scope{noData: true})
 }
 
 func knownList(prefix string, names []string) string {

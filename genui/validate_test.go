@@ -130,11 +130,24 @@ func TestValidate(t *testing.T) {
 			`w.json:1:125: $.data.b.tool: a data binding runs by itself, so it may only use read tools; "book" is write`,
 			`w.json:1:182: $.data.c.args.floor: tool "free" has no input field "floor"; its fields are building, day`,
 			`w.json:1:199: $.data.c.ttl: "5 minutes" is not a duration; write 30s, 10m, 2h, 1d or a number of seconds`,
-			`w.json:1:222: $.data.d.fn: server functions are turned off on the official server (seed 004 §Server functions); bind a tool or a data source`,
+			`w.json:1:222: $.data.d.fn: unknown server function "x"; the plugin declares none`,
 			`w.json:1:239: $.data.e.tool: "lock" is userOnly: only a tap may run it, not a data binding (a screen may bind a userOnly read tool)`,
 			`w.json:1:283: $.data.f.args.day: the args of a data binding cannot read data.* (it is not loaded yet); use host.*, t.* or form.*`,
 			`w.json:1:294: $.data["g-h"]: data name "g-h" must be an identifier (letters, digits, _)`,
-			`w.json:1:300: $.data["g-h"]: a data binding needs source or tool`,
+			`w.json:1:300: $.data["g-h"]: a data binding needs source, tool or fn`,
+		}},
+		{"fn bindings", &Context{Kind: "widget", Tools: testCtx.Tools, Functions: []string{"stats", "today"}}, `{"ui":1,"kind":"widget","title":"T","description":"d","i18n":{"en":{"title":"T"}},"data":{"a":{"fn":"stats","args":{"n":"${host.now}"},"ttl":"1m"},"b":{"fn":"nope"},"c":{"fn":"../other/stats"},"d":{"fn":"other.stats"},"e":{"fn":"stats","tool":"free"},"f":{"fn":7},"g":{"fn":"today","args":{"x":"${data.a}"},"ttl":"soon"},"h":{"tool":"fn:stats"}},"root":{"type":"Text","text":"${data.a.count}"}}`, []string{
+			`w.json:1:158: $.data.b.fn: unknown server function "nope"; the plugin declares stats, today`,
+			`w.json:1:176: $.data.c.fn: unknown server function "../other/stats"; the plugin declares stats, today`,
+			`w.json:1:204: $.data.d.fn: unknown server function "other.stats"; the plugin declares stats, today`,
+			`w.json:1:223: $.data.e: give one of source, tool or fn`,
+			`w.json:1:262: $.data.f.fn: fn must be the name of one of the plugin's server functions`,
+			`w.json:1:298: $.data.g.args.x: the args of a data binding cannot read data.* (it is not loaded yet); use host.*, t.* or form.*`,
+			`w.json:1:314: $.data.g.ttl: "soon" is not a duration; write 30s, 10m, 2h, 1d or a number of seconds`,
+			`w.json:1:334: $.data.h.tool: unknown tool "fn:stats"; the plugin has book, free, lock`,
+		}},
+		{"fn binding without cloud", &Context{Kind: "widget", Tools: testCtx.Tools}, `{"ui":1,"kind":"widget","title":"T","description":"d","i18n":{"en":{"title":"T"}},"data":{"s":{"fn":"stats"}},"root":{"type":"Divider"}}`, []string{
+			`w.json:1:101: $.data.s.fn: unknown server function "stats"; the plugin declares none`,
 		}},
 		{"actions", nil, head + `"root":{"type":"Column","children":[{"type":"Button","text":"b","action":{"tool":"book","args":{"period":3}}},{"type":"Button","text":"c","action":{"tool":"zap","then":"reload","go":1}}]}}`, []string{
 			`w.json:1:206: warning: $.root.children[0].action: tool "book" is write but the action has no "confirm" question`,
@@ -249,6 +262,29 @@ func TestInputComponents(t *testing.T) {
 		}
 		if !bad {
 			t.Errorf("%s on a widget was accepted", name)
+		}
+	}
+}
+
+func TestDeclaredSizes(t *testing.T) {
+	for _, c := range []struct {
+		doc      string
+		want     string
+		defaults string
+	}{
+		{`{"sizes":["sm","lg"]}`, "sm,lg", "sm"},
+		{`{"sizes":["lg","md"]}`, "lg,md", "md"},
+		{`{"sizes":["lg"]}`, "lg", "lg"},
+		{`{}`, "md", "md"},
+		{`{"sizes":[]}`, "md", "md"},
+		{`{"sizes":["sm","xl"]}`, "md", "md"},
+		{`{"sizes":"sm"}`, "md", "md"},
+		{`not json`, "md", "md"},
+		{`{"sizes":["sm","sm"]}`, "sm", "sm"},
+	} {
+		got := DeclaredSizes([]byte(c.doc))
+		if strings.Join(got, ",") != c.want || DefaultSize(got) != c.defaults {
+			t.Errorf("%s: %v, default %s; want %s, %s", c.doc, got, DefaultSize(got), c.want, c.defaults)
 		}
 	}
 }

@@ -326,6 +326,13 @@ func (h *Host) parsed(ctx context.Context, id string, seq int, hash string) (*pl
 	if p.Hash != hash {
 		return nil, fmt.Errorf("host: plugin %s: stored files hash to %s, the database says %s", id, p.Hash, hash)
 	}
+	// The install link is the document's name for a Cloud provider: a server function runs the
+	// version (link and hash) the person consented to (seed 003 "服务端函数").
+	var source string
+	if err := h.db.SQL.QueryRowContext(ctx, `SELECT source FROM plugins WHERE id = ?`, id).Scan(&source); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
+	}
+	p.Source = source
 	h.mu.Lock()
 	h.loaded[hash] = p
 	h.mu.Unlock()

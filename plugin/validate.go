@@ -1322,7 +1322,7 @@ func (v *validator) server() {
 // ui validates each widget and screen file with genui.Validate against the plugin's tools and
 // data sources.
 func (v *validator) ui() {
-	ctx := genui.Context{Tools: map[string]genui.Tool{}}
+	ctx := genui.Context{Tools: map[string]genui.Tool{}, Functions: v.m.CloudFunctions()}
 	for _, ds := range v.m.DataSources {
 		ctx.DataSources = append(ctx.DataSources, ds.Name)
 	}

@@ -68,7 +68,7 @@ func TestDashboardEvents(t *testing.T) {
 	h, ts := dashboardHost(t)
 	a := addCard(t, h, `{"widget":"shuttle.next","size":"md"}`)
 	b := addCard(t, h, `{"widget":"shuttle.next","size":"sm"}`)
-	doc := `{"ui":1,"kind":"widget","title":"班次","description":"no refresh","root":{"type":"Text","text":"班次"}}`
+	doc := `{"ui":1,"kind":"widget","title":"班次","description":"no refresh","sizes":["sm"],"root":{"type":"Text","text":"班次"}}`
 	c := addCard(t, h, fmt.Sprintf(`{"document":%q,"tool":"shuttle.next","size":"sm"}`, doc))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

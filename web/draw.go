@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,9 +45,13 @@ type DrawRequest struct {
 // the document's title in the viewer's language, in every state, so a card that failed still
 // has its name. Error is the message for a person (a plugin's own check message, without the
 // place in its file); Detail, when set, is the full error with that place, for a disclosure.
+// Sizes are the sizes a widget declares (its document's sizes, ["md"] when none;
+// genui.DeclaredSizes), in every state, so a card's menu offers only those; empty for a
+// screen.
 type DrawReply struct {
 	State   string                 `json:"state"`
 	Title   string                 `json:"title,omitempty"`
+	Sizes   []string               `json:"sizes,omitempty"`
 	Error   string                 `json:"error,omitempty"`
 	Detail  string                 `json:"detail,omitempty"`
 	Updated string                 `json:"updated,omitempty"` // when the oldest value drawn was read: its Beijing clock (with the date on another day), by package i18n's formatters
@@ -195,6 +200,9 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 	if en := d.I18n["en"].Title; req.Locale == "en" && en != "" {
 		rep.Title = en
 	}
+	if kind == "widget" {
+		rep.Sizes = genui.DeclaredSizes(doc)
+	}
 	if len(req.Document) > 0 {
 		// An inline document comes from the browser: check it as the assistant's is checked.
 		gctx := genui.Context{Kind: d.Kind}
@@ -224,6 +232,7 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 		var b struct {
 			Source string         `json:"source"`
 			Tool   string         `json:"tool"`
+			Fn     string         `json:"fn"`
 			Args   map[string]any `json:"args"`
 		}
 		if err := json.Unmarshal(raw, &b); err != nil {
@@ -254,8 +263,22 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 				return failed(rep, err), nil
 			}
 			in.Data[name], rep.Data[name] = v, info
+		case b.Fn != "" && len(req.Document) == 0:
+			args, err := bindingArgs(ctx, doc, b.Args, in)
+			if err != nil {
+				return failed(rep, err), nil
+			}
+			v, info, err := readFunction(ctx, h, p, b.Fn, args)
+			if err != nil {
+				return failed(rep, err), nil
+			}
+			in.Data[name], rep.Data[name] = v, info
+		case b.Fn != "":
+			// An inline document (a card the assistant made, a ui__render) is not the plugin's:
+			// it may not spend the plugin's Cloud consent.
+			return nil, bad("data binding %s: only a plugin's own widget or screen may bind a server function", name)
 		default:
-			return nil, bad("data binding %s: this host reads source or tool bindings", name)
+			return nil, bad("data binding %s: this host reads source, tool or fn bindings", name)
 		}
 		if s := statusOf(in.Data[name]); s == "verification_required" || s == "needs_input" {
 			rep.State = "verify"
@@ -323,6 +346,33 @@ func readTool(ctx context.Context, h *host.Host, p *plugin.Plugin, tool string, 
 	}
 	if res.Confirmation != nil {
 		return nil, BindingInfo{}, errors.New("the tool waits for a confirmation; open the plugin to answer it")
+	}
+	return res.Value, BindingInfo{FetchedAt: time.Now()}, nil
+}
+
+// readFunction runs a `{ fn }` binding: server function fn of p on the Cloud provider, through
+// Host.Call as the user with tool "fn:NAME" (host.FunctionPrefix), as a dataSources entry with
+// fn runs (seed 003 "服务端函数": widgets may bind `{ fn }`). fn must be one the plugin declares
+// (plugin.Manifest.CloudFunctions), so a document cannot name another plugin's function or a
+// path; the host's Cloud handle then asks for the person's consent (consent_required) and
+// fails offline at once, and those errors reach the card as its error state.
+func readFunction(ctx context.Context, h *host.Host, p *plugin.Plugin, fn string, args map[string]any) (any, BindingInfo, error) {
+	if !slices.Contains(p.Manifest.CloudFunctions(), fn) {
+		return nil, BindingInfo{}, bad("plugin %s declares no server function %q (cloud.functions or server.functions)", p.Manifest.ID, fn)
+	}
+	input, err := expr.FromGo(plain(args))
+	if err != nil {
+		return nil, BindingInfo{}, bad("args: %v", err)
+	}
+	if input == nil {
+		input = expr.NewObject(0)
+	}
+	res, err := h.Call(ctx, host.CallRequest{Actor: host.ActorUser, Plugin: p.Manifest.ID, Tool: host.FunctionPrefix + fn, Input: input})
+	if err != nil {
+		return nil, BindingInfo{}, err
+	}
+	if res.Confirmation != nil {
+		return nil, BindingInfo{}, errors.New("the function waits for a confirmation; open the plugin to answer it")
 	}
 	return res.Value, BindingInfo{FetchedAt: time.Now()}, nil
 }

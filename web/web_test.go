@@ -213,6 +213,7 @@ func TestDrawRoute(t *testing.T) {
 		want       string
 	}{
 		{"widget zh", `{"plugin":"shuttle","widget":"next","size":"md"}`, nil, 200, `"title":"下一班校车"`},
+		{"widget sizes", `{"plugin":"shuttle","widget":"next","size":"sm"}`, nil, 200, `"sizes":["sm","md","lg"]`},
 		{"widget en", `{"plugin":"shuttle","widget":"next","size":"lg","locale":"en"}`, nil, 200, `"title":"Next shuttle"`},
 		{"read time", `{"plugin":"shuttle","widget":"next","locale":"en"}`, nil, 200, `"updated":"` + i18n.FormatClock(time.Now()) + `"`},
 		{"widget resolves templates", `{"plugin":"shuttle","widget":"next"}`, nil, 200, `"dividers":true,"type":"List"`},

@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -165,5 +166,53 @@ func TestInstallRemoteChecksTheURL(t *testing.T) {
 				t.Fatalf("installRemote added %s", in.ID)
 			}
 		}
+	}
+}
+
+// A card takes only a size its widget declares: an undeclared size is refused with the allowed
+// ones named (nothing stored), an omitted size is md when declared, else the first declared.
+func TestUpsertWidgetSizes(t *testing.T) {
+	h := newHost(t)
+	doc := func(sizes string) string {
+		d := `{"ui":1,"kind":"widget","title":"时刻","description":"d","i18n":{"en":{"title":"Times"}},` + sizes + `"data":{"x":{"source":"tool"}},"root":{"type":"Text","text":"${data.x.routes[0].name}"}}`
+		b, _ := json.Marshal(d)
+		return string(b)
+	}
+	cases := []struct{ name, input, want string }{
+		{"declared sm", `{"widget":"netfee.status","size":"sm"}`, `"size":"sm"`},
+		{"undeclared lg", `{"widget":"netfee.status","size":"lg"}`, `widget netfee.status does not come in size lg; it declares sm, md`},
+		{"default md", `{"widget":"treehole.latest"}`, `"size":"md"`},
+		{"undeclared sm", `{"widget":"treehole.latest","size":"sm"}`, `it declares md, lg`},
+		{"unknown size", `{"widget":"treehole.latest","size":"xl"}`, `size`},
+		{"document first size", `{"document":` + doc(`"sizes":["lg","sm"],`) + `,"tool":"shuttle.timetable"}`, `"size":"lg"`},
+		{"document undeclared", `{"document":` + doc(`"sizes":["lg","sm"],`) + `,"tool":"shuttle.timetable","size":"md"}`, `this document does not come in size md; it declares lg, sm`},
+		{"document without sizes", `{"document":` + doc(``) + `,"tool":"shuttle.timetable","size":"sm"}`, `it declares md`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := call(t, h, "dashboard", "upsertWidget", tc.input)
+			if err != nil {
+				out = err.Error()
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("got %s, want %q in it", out, tc.want)
+			}
+		})
+	}
+	// Changing a card to an undeclared size leaves it as it was.
+	out, err := call(t, h, "dashboard", "list", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b Board
+	if err := json.Unmarshal([]byte(out), &b); err != nil || len(b.Widgets) != 3 {
+		t.Fatalf("board: %s %v", out, err)
+	}
+	id := b.Widgets[0].ID
+	if _, err := call(t, h, "dashboard", "upsertWidget", `{"id":"`+id+`","widget":"netfee.status","size":"lg"}`); err == nil {
+		t.Fatal("an undeclared size was stored")
+	}
+	if out2, _ := call(t, h, "dashboard", "list", `{}`); out2 != out {
+		t.Fatalf("the board changed: %s", out2)
 	}
 }

@@ -25,7 +25,7 @@ var Dashboard = &builtin.Plugin{
 		Tools: map[string]builtin.ToolText{"upsertWidget": {Title: "Add or change a widget"}, "removeWidget": {Title: "Remove a widget"}, "list": {Title: "Dashboard widgets"}}}},
 	Tools: []*builtin.Tool{
 		{Name: "upsertWidget", Title: "添加或修改小组件", Effect: plugin.EffectWrite, Run: builtin.Func(upsertWidget),
-			Description: "Use when the user wants a card on the dashboard. Give widget as \"plugin.widget\" (a widget an installed plugin declares, e.g. timetable.today), or document (a genui widget document as JSON text, see the catalogue in plugins__reference) with tool (the read tool whose result it shows, \"plugin.tool\") and args. size is sm, md or lg; config is the widget's config object. Give id to change an existing card. Returns the card { id, widget | tool, size, config }."},
+			Description: "Use when the user wants a card on the dashboard. Give widget as \"plugin.widget\" (a widget an installed plugin declares, e.g. timetable.today), or document (a genui widget document as JSON text, see the catalogue in plugins__reference) with tool (the read tool whose result it shows, \"plugin.tool\") and args. size is sm, md or lg and must be one the widget declares (its document's sizes; omit it for the widget's default: md when declared, else its first); config is the widget's config object. Give id to change an existing card. Returns the card { id, widget | tool, size, config }."},
 		{Name: "removeWidget", Title: "移除小组件", Effect: plugin.EffectWrite, Run: builtin.Func(removeWidget),
 			Description: "Use when the user wants a card off the dashboard; id from dashboard__list. Returns { removed }."},
 		{Name: "list", Title: "看板上的小组件", Effect: plugin.EffectRead, Run: builtin.Func(listWidgets),
@@ -51,7 +51,7 @@ type UpsertInput struct {
 	Document string         `json:"document,omitempty" jsonschema:"a genui widget document as JSON text, instead of widget" harness:"max=65536"`
 	Tool     string         `json:"tool,omitempty" jsonschema:"with document: the read tool it shows, plugin.tool" harness:"max=100,trim"`
 	Args     map[string]any `json:"args,omitempty" jsonschema:"with document: the tool's input"`
-	Size     string         `json:"size,omitempty" jsonschema:"sm (half width), md (full row) or lg; default md" harness:"enum=sm|md|lg,default=md"`
+	Size     string         `json:"size,omitempty" jsonschema:"sm (half width), md (full row) or lg, one the widget declares; omit for its default (md when declared, else its first size)" harness:"enum=sm|md|lg"`
 	Config   map[string]any `json:"config,omitempty" jsonschema:"the widget's config"`
 }
 
@@ -89,6 +89,7 @@ func splitID(s, what string) (string, string, error) {
 
 func upsertWidget(c *builtin.Context, in UpsertInput) (Card, error) {
 	card := Card{ID: in.ID, Size: in.Size, Config: in.Config}
+	var sizes []string // the sizes the widget declares
 	switch {
 	case in.Widget != "" && in.Document != "":
 		return Card{}, builtin.Errorf("give widget or document, not both")
@@ -109,6 +110,11 @@ func upsertWidget(c *builtin.Context, in UpsertInput) (Card, error) {
 			return Card{}, builtin.Errorf("plugin %s has no widget %q (it has: %s)", pid, name, strings.Join(names, ", "))
 		}
 		card.Widget = pid + "." + name
+		for _, w := range p.Manifest.Widgets {
+			if w.Name == name {
+				sizes = genui.DeclaredSizes(p.Files[w.File])
+			}
+		}
 	case in.Document != "":
 		if in.Tool == "" {
 			return Card{}, builtin.Errorf("a document needs tool: the read tool whose result it shows")
@@ -129,8 +135,20 @@ func upsertWidget(c *builtin.Context, in UpsertInput) (Card, error) {
 			return Card{}, builtin.Errorf("the document has errors:\n%s", diagText(diags))
 		}
 		card.Document, card.Tool, card.Args = json.RawMessage(in.Document), pid+"."+tool, in.Args
+		sizes = genui.DeclaredSizes(card.Document)
 	default:
 		return Card{}, builtin.Errorf("give widget (plugin.widget) or document with tool")
+	}
+	// A card takes only a size its widget declares (docs/GENUI.md "sizes").
+	switch {
+	case card.Size == "":
+		card.Size = genui.DefaultSize(sizes)
+	case !slices.Contains(sizes, card.Size):
+		what := in.Widget
+		if what == "" {
+			what = "this document"
+		}
+		return Card{}, builtin.Errorf("widget %s does not come in size %s; it declares %s", what, card.Size, strings.Join(sizes, ", "))
 	}
 	b, err := loadBoard(c)
 	if err != nil {

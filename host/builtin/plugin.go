@@ -297,7 +297,7 @@ func Compile(p *Plugin) (*Compiled, error) {
 				return nil, errf("%s name %q must match %s", kind, u.Name, nameRE)
 			}
 			file := kind + "s/" + u.Name + ".json"
-			diags := genui.Validate(file, u.Document, genui.Context{Kind: kind, DataSources: dsNames, Tools: gtools})
+			diags := genui.Validate(file, u.Document, genui.Context{Kind: kind, DataSources: dsNames, Tools: gtools, Functions: m.CloudFunctions()})
 			for _, d := range diags {
 				if d.Severity == genui.Error {
 					return nil, errf("%s", d.String())

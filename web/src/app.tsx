@@ -59,13 +59,13 @@ async function runTool(tool: string, args: any, actor: 'user' | 'agent', asked =
 
 // --- a drawn document: widget, screen or inline ---
 interface DrawReq { plugin?: string; widget?: string; screen?: string; document?: any; tool?: string; args?: any; size?: string }
-interface DrawRep { state: string; title?: string; error?: string; detail?: string; updated?: string; stale?: boolean; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
+interface DrawRep { state: string; title?: string; sizes?: string[]; error?: string; detail?: string; updated?: string; stale?: boolean; service?: string; drawn?: { title: string; refresh?: number; root: GNode; problems?: string[] } }
 
 // Drawn draws one document. It draws again when tick changes: the dashboard's cards are told
 // to by the host (POST /v1/ui/dashboard/events), which owns their refresh. A plugin screen
 // (screen) is one page the person has open: it draws again at its document's refresh interval
 // while visible, through the host's cache (the data sources' TTLs decide whether a tool runs).
-export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; onTitle?: (s: string) => void; heading?: boolean; tick?: number; screen?: boolean }) {
+export function Drawn({ req, onTitle, onSizes, heading, tick, screen }: { req: DrawReq; onTitle?: (s: string) => void; onSizes?: (s: string[]) => void; heading?: boolean; tick?: number; screen?: boolean }) {
   const [rep, setRep] = useState<DrawRep | null>(null);
   const [err, setErr] = useState('');
   const [form, setForm] = useState<Record<string, any>>({});
@@ -82,6 +82,7 @@ export function Drawn({ req, onTitle, heading, tick, screen }: { req: DrawReq; o
       setRep(r); setErr('');
       const title = r.title || r.drawn?.title;
       if (title && onTitle) onTitle(title);
+      if (r.sizes && onSizes) onSizes(r.sizes);
     } catch (e) { if (n === seq.current) setErr(errText(e)); }
   };
   const key = JSON.stringify(req) + locale.value;
@@ -186,6 +187,7 @@ function useHostRefresh(cards: Card[] | null) {
 function CardView({ card }: { card: Card }) {
   const [title, setTitle] = useState('');
   const [menu, setMenu] = useState(false);
+  const [sizes, setSizes] = useState<string[]>([card.size]); // the widget's declared sizes, from the draw reply
   const req: DrawReq = card.widget
     ? { plugin: card.widget.split('.')[0], widget: card.widget.split('.').slice(1).join('.'), size: card.size }
     : { document: typeof card.document === 'string' ? JSON.parse(card.document) : card.document, tool: card.tool, args: card.args, size: card.size };
@@ -203,13 +205,13 @@ function CardView({ card }: { card: Card }) {
           <button type="button" class="icon" aria-haspopup="menu" aria-expanded={menu} aria-label={t('widget.menu', { name })} onClick={() => setMenu(!menu)}>⋯</button>
           {menu ? (
             <div role="menu" class="popup" onKeyDown={(e) => { if (e.key === 'Escape') setMenu(false); }}>
-              {['sm', 'md', 'lg'].map((s) => <button type="button" role="menuitemradio" aria-checked={card.size === s} onClick={() => upsert(s)}>{t(('size.' + s) as Key)}</button>)}
+              {sizes.map((s) => <button type="button" role="menuitemradio" aria-checked={card.size === s} onClick={() => upsert(s)}>{t(('size.' + s) as Key)}</button>)}
               <button type="button" role="menuitem" class="destructive" onClick={remove}>{t('widget.remove')}</button>
             </div>
           ) : null}
         </div>
       </header>
-      <Drawn req={req} onTitle={setTitle} tick={ticks.value[card.id] || 0} />
+      <Drawn req={req} onTitle={setTitle} onSizes={setSizes} tick={ticks.value[card.id] || 0} />
     </section>
   );
 }
@@ -223,7 +225,8 @@ function AddWidget({ onClose }: { onClose: () => void }) {
       setPlugins(full.filter((p) => p && (p.plugin?.declarations?.widgets?.length || p.declarations?.widgets?.length)));
     }).catch((e) => say(errText(e)));
   }, []);
-  const add = async (w: string) => { try { await runAsUser('dashboard__upsertWidget', { widget: w, size: 'md' }); onClose(); loadBoard(); } catch (e) { say(errText(e)); } };
+  // No size: the host gives the widget its default (md when declared, else its first size).
+  const add = async (w: string) => { try { await runAsUser('dashboard__upsertWidget', { widget: w }); onClose(); loadBoard(); } catch (e) { say(errText(e)); } };
   return (
     <div class="sheet" role="dialog" aria-modal="true" aria-labelledby="add-title">
       <h2 id="add-title">{t('dashboard.add')}</h2>
