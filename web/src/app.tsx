@@ -247,6 +247,7 @@ function Chat({ id }: { id?: string }) {
   const [input, setInput] = useState('');
   const [busy, setBusy] = useState(false);
   const [cmds, setCmds] = useState<any[]>([]);
+  const [pick, setPick] = useState(0);
   const abort = useRef<AbortController | null>(null);
   const conv = useRef<string | undefined>(id);
   const listRef = useRef<HTMLDivElement>(null);
@@ -344,6 +345,14 @@ function Chat({ id }: { id?: string }) {
   };
   const slash = input.startsWith('/') && !input.includes(' ');
   const matches = slash ? cmds.filter((c) => ('/' + c.name).startsWith(input) || (c.aliases || []).some((a: string) => ('/' + a).startsWith(input))).slice(0, 8) : [];
+  const picked = Math.min(pick, matches.length - 1);
+  // The command menu from the keyboard: up/down move, Enter or Tab takes the highlighted command.
+  const menuKey = (e: KeyboardEvent) => {
+    if (!matches.length || e.isComposing) return false;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') { e.preventDefault(); setPick((picked + (e.key === 'ArrowDown' ? 1 : matches.length - 1)) % matches.length); return true; }
+    if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') { e.preventDefault(); setInput('/' + matches[picked].name + ' '); return true; }
+    return false;
+  };
   return (
     <main id="main" tabIndex={-1} class="chat">
       <aside class="convs" aria-label={t('chat.conversations')}>
@@ -378,12 +387,12 @@ function Chat({ id }: { id?: string }) {
         <form class="composer" onSubmit={(e) => { e.preventDefault(); send(input); }}>
           {matches.length ? (
             <ul class="slash" role="listbox" aria-label={t('chat.commands')}>
-              {matches.map((c) => <li role="option"><button type="button" onClick={() => setInput('/' + c.name + ' ')}><code>/{c.name}</code> {(c.aliases || []).map((a: string) => <code class="alias">/{a}</code>)} <span class="hint">{c.hint || c.description || ''}</span></button></li>)}
+              {matches.map((c, j) => <li role="option" aria-selected={j === picked}><button type="button" tabIndex={-1} onClick={() => setInput('/' + c.name + ' ')}><code>/{c.name}</code> {(c.aliases || []).map((a: string) => <code class="alias">/{a}</code>)} <span class="hint">{c.description || ''}{c.argHint ? <span class="arg"> · {c.argHint}</span> : null}</span></button></li>)}
             </ul>
           ) : null}
           <label for="composer-input" class="sr-only">{t('chat.message')}</label>
-          <textarea id="composer-input" rows={1} value={input} placeholder={t('chat.placeholder')} onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)}
-            onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(input); } }} />
+          <textarea id="composer-input" rows={1} value={input} placeholder={t('chat.placeholder')} onInput={(e) => { setInput((e.target as HTMLTextAreaElement).value); setPick(0); }}
+            onKeyDown={(e) => { if (menuKey(e)) return; if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(input); } }} />
           {busy ? <button type="button" class="destructive" onClick={stop}>{t('chat.stop')}</button> : <button type="submit" class="primary" disabled={!input.trim()}>{t('chat.send')}</button>}
         </form>
       </section>
