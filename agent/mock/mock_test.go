@@ -58,6 +58,8 @@ func TestMock(t *testing.T) {
 			[]string{`"content":"<script>x</script> 校车"`}},
 		{"render shows the message's document", `{"model":"mock-agent","messages":[{"role":"user","content":"render: {\"ui\":1}"}],"tools":[{"type":"function","function":{"name":"ui__render","parameters":{}}}]}`, 200,
 			[]string{`"name":"ui__render"`, `"arguments":"{\"document\":{\"ui\":1}}"`}},
+		{"call calls the message's tool with its arguments", `{"model":"mock-agent","messages":[{"role":"user","content":"调用: shuttle__next {\"count\":2}"}],` + tools + `}`, 200,
+			[]string{`"name":"shuttle__next"`, `"arguments":"{\"count\":2}"`}},
 		{"wrong model", `{"model":"gpt-4","messages":[]}`, 404, []string{`"model_not_found"`}},
 		{"not JSON", `{`, 400, []string{`"invalid_request_error"`}},
 	}

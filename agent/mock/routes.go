@@ -93,6 +93,18 @@ func DefaultRoutes(now func() time.Time) []Route {
 			}
 			return Step{Text: summary(s)}
 		}},
+		// Test-only: "调用:"/"call:" TOOL ARGS calls the model-side tool name
+		// with the JSON arguments that follow it, then sums up.
+		{Name: "call", Words: []string{"调用:", "call:"}, Plan: func(s *State) Step {
+			if s.Round() == 0 {
+				tool, argv, _ := strings.Cut(after(s.Message, "调用:", "call:")+" ", " ")
+				if argv = strings.TrimSpace(argv); argv == "" {
+					argv = "{}"
+				}
+				return Step{Calls: []Call{{Tool: tool, Args: argv}}}
+			}
+			return Step{Text: summary(s)}
+		}},
 		{Name: "remote plugin", Words: []string{"远程插件", "remote plugin"}, Plan: remotePlugin},
 		{Name: "authoring", Words: []string{"写插件", "write a plugin", "plugin"}, Plan: authoring},
 		{Name: "bad tool name", Words: []string{"badtool", "坏工具"}, Plan: func(s *State) Step {
