@@ -205,17 +205,18 @@ function AddWidget({ onClose }: { onClose: () => void }) {
   useEffect(() => {
     get('/v1/plugins').then(async (r) => {
       const list = r.plugins || [];
-      const full = await Promise.all(list.filter((p: any) => p.enabled !== false).map((p: any) => get(`/v1/plugins/${encodeURIComponent(p.id)}`).catch(() => null)));
-      setPlugins(full.filter((p) => p && (p.plugin?.declarations?.widgets?.length || p.declarations?.widgets?.length)));
+      // A plugin's widgets are in its app description (GET /v1/ui/plugins/{id}), not its record.
+      const full = await Promise.all(list.filter((p: any) => p.enabled !== false).map((p: any) => get(`/v1/ui/plugins/${encodeURIComponent(p.id)}`).then((ui) => ({ ...ui, name: p.name })).catch(() => null)));
+      setPlugins(full.filter((p) => p && p.widgets?.length));
     }).catch((e) => say(errText(e)));
   }, []);
-  const add = async (w: string) => { try { await runAsUser('dashboard__upsertWidget', { widget: w, size: 'md' }); onClose(); loadBoard(); } catch (e) { say(errText(e)); } };
+  const add = async (w: string, sizes?: string[]) => { try { await runAsUser('dashboard__upsertWidget', { widget: w, size: !sizes?.length || sizes.includes('md') ? 'md' : sizes[0] }); onClose(); loadBoard(); } catch (e) { say(errText(e)); } };
   return (
     <div class="sheet" role="dialog" aria-modal="true" aria-labelledby="add-title">
       <h2 id="add-title">{t('dashboard.add')}</h2>
       {!plugins ? <Skeleton /> : plugins.length === 0 ? <p>{t('dashboard.noWidgets')}</p> : (
         <ul class="plain">
-          {plugins.flatMap((p) => { const pl = p.plugin || p; return (pl.declarations.widgets || []).map((w: any) => { const name = typeof w === 'string' ? w : w.name; return <li><button type="button" onClick={() => add(`${pl.id}.${name}`)}>{pl.name} · {typeof w === 'object' && w.title ? w.title : name}</button></li>; }); })}
+          {plugins.flatMap((p) => p.widgets.map((w: any) => <li><button type="button" onClick={() => add(`${p.id}.${w.name}`, w.sizes)}>{(locale.value === 'en' && p.nameEn) || p.name} · {(locale.value === 'en' && w.titleEn) || w.title || w.name}</button></li>))}
         </ul>
       )}
       <button type="button" onClick={onClose}>{t('action.close')}</button>
