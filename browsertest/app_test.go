@@ -65,6 +65,12 @@ type harness struct {
 // `harness serve` on free loopback ports; both stop when the test ends.
 func startHarness(t *testing.T, extraEnv ...string) *harness {
 	t.Helper()
+	return startHarnessMock(t, nil, extraEnv...)
+}
+
+// startHarnessMock is startHarness with extra flags for `harness model mock` (e.g. --delay).
+func startHarnessMock(t *testing.T, mockFlags []string, extraEnv ...string) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "harness")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/harness")
@@ -86,7 +92,7 @@ func startHarness(t *testing.T, extraEnv ...string) *harness {
 		return bufio.NewReader(out)
 	}
 	mock := freeAddr(t)
-	start("model", "mock", "--addr", mock)
+	start(append([]string{"model", "mock", "--addr", mock}, mockFlags...)...)
 	set := exec.Command(bin, "model", "set", "--data", h.data, "--preset", "mock", "--base-url", "http://"+mock+"/v1")
 	set.Env = env
 	if out, err := set.CombinedOutput(); err != nil {

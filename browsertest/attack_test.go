@@ -87,7 +87,7 @@ func TestMarkupStaysText(t *testing.T) {
 			map[string]any{"type": "Text", "text": `<img src=x onerror="window.__xss=9">`},
 		}}}
 	b, _ := json.Marshal(doc)
-	in, _ := json.Marshal(map[string]any{"actor": "user", "input": map[string]any{"document": string(b), "tool": "shuttle.next", "size": "lg"}})
+	in, _ := json.Marshal(map[string]any{"actor": "user", "input": map[string]any{"document": string(b), "tool": "shuttle.next", "size": "md"}})
 	h.api(t, "POST", "/v1/tools/dashboard__upsertWidget/call", string(in))
 	if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-card] .drawn, [data-card] .state`))); err != nil {
 		t.Fatal(err)

@@ -54,6 +54,12 @@ func TestMock(t *testing.T) {
 			[]string{`"name":"plugins__use"`}},
 		{"remote plugin opens the sheet for the message's URL", `{"model":"mock-agent","messages":[{"role":"user","content":"加一个远程插件 https://canteen.example.org/mcp"},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"plugins__use","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"{}"}],"tools":[{"type":"function","function":{"name":"plugins__use","parameters":{}}},{"type":"function","function":{"name":"plugins__installRemote","parameters":{}}}]}`, 200,
 			[]string{`"name":"plugins__installRemote"`, `\"url\":\"https://canteen.example.org/mcp\"`}},
+		{"echo says the message's text verbatim", `{"model":"mock-agent","messages":[{"role":"user","content":"回显: <script>x</script> 校车"}]}`, 200,
+			[]string{`"content":"<script>x</script> 校车"`}},
+		{"render shows the message's document", `{"model":"mock-agent","messages":[{"role":"user","content":"render: {\"ui\":1}"}],"tools":[{"type":"function","function":{"name":"ui__render","parameters":{}}}]}`, 200,
+			[]string{`"name":"ui__render"`, `"arguments":"{\"document\":{\"ui\":1}}"`}},
+		{"call calls the message's tool with its arguments", `{"model":"mock-agent","messages":[{"role":"user","content":"调用: shuttle__next {\"count\":2}"}],` + tools + `}`, 200,
+			[]string{`"name":"shuttle__next"`, `"arguments":"{\"count\":2}"`}},
 		{"wrong model", `{"model":"gpt-4","messages":[]}`, 404, []string{`"model_not_found"`}},
 		{"not JSON", `{`, 400, []string{`"invalid_request_error"`}},
 	}

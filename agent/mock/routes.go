@@ -80,6 +80,31 @@ func summary(s *State) string {
 // one-off reminder.
 func DefaultRoutes(now func() time.Time) []Route {
 	return []Route{
+		// Test-only: the text after "回显:"/"echo:" is the answer, verbatim
+		// (Markdown, raw HTML), so a test can make the model say anything.
+		{Name: "echo", Words: []string{"回显:", "echo:"}, Plan: func(s *State) Step {
+			return Step{Text: after(s.Message, "回显:", "echo:")}
+		}},
+		// Test-only: the JSON after "渲染:"/"render:" is a genui document the
+		// model shows through ui__render.
+		{Name: "render", Words: []string{"渲染:", "render:"}, Plan: func(s *State) Step {
+			if s.Round() == 0 {
+				return Step{Calls: []Call{{Tool: RenderTool, Args: `{"document":` + after(s.Message, "渲染:", "render:") + `}`}}}
+			}
+			return Step{Text: summary(s)}
+		}},
+		// Test-only: "调用:"/"call:" TOOL ARGS calls the model-side tool name
+		// with the JSON arguments that follow it, then sums up.
+		{Name: "call", Words: []string{"调用:", "call:"}, Plan: func(s *State) Step {
+			if s.Round() == 0 {
+				tool, argv, _ := strings.Cut(after(s.Message, "调用:", "call:")+" ", " ")
+				if argv = strings.TrimSpace(argv); argv == "" {
+					argv = "{}"
+				}
+				return Step{Calls: []Call{{Tool: tool, Args: argv}}}
+			}
+			return Step{Text: summary(s)}
+		}},
 		{Name: "remote plugin", Words: []string{"远程插件", "remote plugin"}, Plan: remotePlugin},
 		{Name: "authoring", Words: []string{"写插件", "write a plugin", "plugin"}, Plan: authoring},
 		{Name: "bad tool name", Words: []string{"badtool", "坏工具"}, Plan: func(s *State) Step {
@@ -284,4 +309,16 @@ func reminderText(msg string) string {
 		return string(r[:100])
 	}
 	return strings.TrimSpace(msg)
+}
+
+// after is msg after the first of keys it contains (case-insensitive), or
+// msg when it holds none.
+func after(msg string, keys ...string) string {
+	low := strings.ToLower(msg)
+	for _, k := range keys {
+		if i := strings.Index(low, strings.ToLower(k)); i >= 0 {
+			return strings.TrimSpace(msg[i+len(k):])
+		}
+	}
+	return msg
 }

@@ -221,8 +221,9 @@ function AddWidget({ onClose }: { onClose: () => void }) {
   useEffect(() => {
     get('/v1/plugins').then(async (r) => {
       const list = r.plugins || [];
-      const full = await Promise.all(list.filter((p: any) => p.enabled !== false).map((p: any) => get(`/v1/plugins/${encodeURIComponent(p.id)}`).catch(() => null)));
-      setPlugins(full.filter((p) => p && (p.plugin?.declarations?.widgets?.length || p.declarations?.widgets?.length)));
+      // A plugin's widgets are in its app description (GET /v1/ui/plugins/{id}), not its record.
+      const full = await Promise.all(list.filter((p: any) => p.enabled !== false).map((p: any) => get(`/v1/ui/plugins/${encodeURIComponent(p.id)}`).then((ui) => ({ ...ui, name: p.name })).catch(() => null)));
+      setPlugins(full.filter((p) => p && p.widgets?.length));
     }).catch((e) => say(errText(e)));
   }, []);
   // No size: the host gives the widget its default (md when declared, else its first size).
@@ -232,7 +233,7 @@ function AddWidget({ onClose }: { onClose: () => void }) {
       <h2 id="add-title">{t('dashboard.add')}</h2>
       {!plugins ? <Skeleton /> : plugins.length === 0 ? <p>{t('dashboard.noWidgets')}</p> : (
         <ul class="plain">
-          {plugins.flatMap((p) => { const pl = p.plugin || p; return (pl.declarations.widgets || []).map((w: any) => { const name = typeof w === 'string' ? w : w.name; return <li><button type="button" onClick={() => add(`${pl.id}.${name}`)}>{pl.name} · {typeof w === 'object' && w.title ? w.title : name}</button></li>; }); })}
+          {plugins.flatMap((p) => p.widgets.map((w: any) => <li><button type="button" onClick={() => add(`${p.id}.${w.name}`)}>{(locale.value === 'en' && p.nameEn) || p.name} · {(locale.value === 'en' && w.titleEn) || w.title || w.name}</button></li>))}
         </ul>
       )}
       <button type="button" onClick={onClose}>{t('action.close')}</button>
@@ -264,6 +265,7 @@ function Chat({ id }: { id?: string }) {
   const [input, setInput] = useState('');
   const [busy, setBusy] = useState(false);
   const [cmds, setCmds] = useState<any[]>([]);
+  const [pick, setPick] = useState(0);
   const abort = useRef<AbortController | null>(null);
   const conv = useRef<string | undefined>(id);
   const listRef = useRef<HTMLDivElement>(null);
@@ -361,6 +363,14 @@ function Chat({ id }: { id?: string }) {
   };
   const slash = input.startsWith('/') && !input.includes(' ');
   const matches = slash ? cmds.filter((c) => ('/' + c.name).startsWith(input) || (c.aliases || []).some((a: string) => ('/' + a).startsWith(input))).slice(0, 8) : [];
+  const picked = Math.min(pick, matches.length - 1);
+  // The command menu from the keyboard: up/down move, Enter or Tab takes the highlighted command.
+  const menuKey = (e: KeyboardEvent) => {
+    if (!matches.length || e.isComposing) return false;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') { e.preventDefault(); setPick((picked + (e.key === 'ArrowDown' ? 1 : matches.length - 1)) % matches.length); return true; }
+    if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') { e.preventDefault(); setInput('/' + matches[picked].name + ' '); return true; }
+    return false;
+  };
   return (
     <main id="main" tabIndex={-1} class="chat">
       <aside class="convs" aria-label={t('chat.conversations')}>
@@ -395,12 +405,12 @@ function Chat({ id }: { id?: string }) {
         <form class="composer" onSubmit={(e) => { e.preventDefault(); send(input); }}>
           {matches.length ? (
             <ul class="slash" role="listbox" aria-label={t('chat.commands')}>
-              {matches.map((c) => <li role="option"><button type="button" onClick={() => setInput('/' + c.name + ' ')}><code>/{c.name}</code> {(c.aliases || []).map((a: string) => <code class="alias">/{a}</code>)} <span class="hint">{c.hint || c.description || ''}</span></button></li>)}
+              {matches.map((c, j) => <li role="option" aria-selected={j === picked}><button type="button" tabIndex={-1} onClick={() => setInput('/' + c.name + ' ')}><code>/{c.name}</code> {(c.aliases || []).map((a: string) => <code class="alias">/{a}</code>)} <span class="hint">{c.description || ''}{c.argHint ? <span class="arg"> · {c.argHint}</span> : null}</span></button></li>)}
             </ul>
           ) : null}
           <label for="composer-input" class="sr-only">{t('chat.message')}</label>
-          <textarea id="composer-input" rows={1} value={input} placeholder={t('chat.placeholder')} onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)}
-            onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(input); } }} />
+          <textarea id="composer-input" rows={1} value={input} placeholder={t('chat.placeholder')} onInput={(e) => { setInput((e.target as HTMLTextAreaElement).value); setPick(0); }}
+            onKeyDown={(e) => { if (menuKey(e)) return; if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(input); } }} />
           {busy ? <button type="button" class="destructive" onClick={stop}>{t('chat.stop')}</button> : <button type="submit" class="primary" disabled={!input.trim()}>{t('chat.send')}</button>}
         </form>
       </section>

@@ -266,7 +266,8 @@ export function Draw({ node, ctx }: { node: GNode; ctx: Ctx }): any {
     case 'ListGroup': return <section class="g-listgroup">{node.title ? <h3>{text(node.title)}</h3> : null}<div class="rows">{kids(node.children, ctx)}</div></section>;
     case 'ListRow': return <ListRow node={node} ctx={ctx} />;
   }
-  return null;
+  // A type this renderer does not know (a newer catalogue): say so, never draw nothing.
+  return <p class="g-text s-caption tone-muted g-unsupported" role="note">{t('genui.unsupported', { type: String(node.type) })}</p>;
 }
 
 export function Skeleton({ rows = 3 }: { rows?: number }) {

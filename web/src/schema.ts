@@ -1,6 +1,6 @@
 // checkInput checks a form's tool arguments against the tool's input schema
 // (the plain JSON Schema GET /v1/tools gives: type, required, enum,
-// minLength/maxLength, minimum/maximum, additionalProperties) before a
+// minLength/maxLength, pattern, minimum/maximum, additionalProperties) before a
 // Button runs the tool, so the person sees which field is wrong. The host
 // checks the input again on the call; this is for the person, not a guard.
 import { get } from './api';
@@ -40,6 +40,9 @@ export function checkInput(schema: any, input: Record<string, any>): string[] {
     if (typeof v === 'string') {
       if (p.minLength !== undefined && [...v].length < p.minLength) out.push(t('form.short', { field: name, n: p.minLength }));
       if (p.maxLength !== undefined && [...v].length > p.maxLength) out.push(t('form.long', { field: name, n: p.maxLength }));
+      // pattern is RE2 searched anywhere in the text (the host's test()); one JavaScript cannot
+      // compile is left to the host.
+      if (typeof p.pattern === 'string') { let re: RegExp | null = null; try { re = new RegExp(p.pattern, 'u'); } catch { re = null; } if (re && !re.test(v)) out.push(t('form.pattern', { field: name })); }
     }
     if (typeof v === 'number') {
       if (p.minimum !== undefined && v < p.minimum) out.push(t('form.min', { field: name, n: p.minimum }));
