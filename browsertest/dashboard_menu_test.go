@@ -69,7 +69,8 @@ func TestDashboardAddResizeRemove(t *testing.T) {
 	}
 	shootAt(t, ctx, "card-signin", `[data-card]`)
 
-	// ⋯ → 大: the card is drawn large and the host keeps the size.
+	// ⋯ → 小: the card is drawn small and the host keeps the size; the menu offers only the
+	// sizes the widget declares (the wallet's balance: sm and md).
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`[data-card] .menu button[aria-haspopup=menu]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-card] [role=menu]`)),
@@ -79,11 +80,14 @@ func TestDashboardAddResizeRemove(t *testing.T) {
 	if s := eval[string](t, ctx, `document.querySelector('[data-card] [role=menuitemradio][aria-checked=true]')?.innerText || ''`); s == "" {
 		t.Error("the menu does not mark the current size")
 	}
-	eval[bool](t, ctx, `(() => { document.querySelectorAll('[data-card] [role=menuitemradio]')[2].click(); return true; })()`)
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-card].size-lg .state.signin`))); err != nil {
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-card] [role=menuitemradio]').length`); n != 2 {
+		t.Errorf("the menu offers %d sizes, want the 2 the widget declares", n)
+	}
+	eval[bool](t, ctx, `(() => { document.querySelectorAll('[data-card] [role=menuitemradio]')[0].click(); return true; })()`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-card].size-sm .state.signin`))); err != nil {
 		t.Fatal(err)
 	}
-	if ws := list(); len(ws) != 1 || ws[0]["size"] != "lg" {
+	if ws := list(); len(ws) != 1 || ws[0]["size"] != "sm" {
 		t.Errorf("dashboard after resizing: %v", ws)
 	}
 	// ⋯ → 移除: the card goes, and so does the host's entry.
