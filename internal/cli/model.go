@@ -120,6 +120,14 @@ func modelSet(env *Env) int {
 		}
 		cur.APIKey = strings.TrimSpace(line)
 	}
+	// A key in $OPENAI_API_KEY wins over a stored one and goes to the stored base URL when
+	// $OPENAI_BASE_URL is not set: moving that URL to another service would send it there (the
+	// same refusal as PUT /v1/model's env_key).
+	if os.Getenv(agent.EnvAPIKey) != "" && os.Getenv(agent.EnvBaseURL) == "" && old != "" && !sameOrigin(old, cur.BaseURL) {
+		fmt.Fprintf(env.Stderr, "%s: the API key comes from $%s, which would then be sent to %s: unset $%s (or set $%s) to change the service\n",
+			name, agent.EnvAPIKey, agent.ProviderName(cur.BaseURL), agent.EnvAPIKey, agent.EnvBaseURL)
+		return ExitUsage
+	}
 	// A stored key is never sent to a service it was not entered for (as PUT /v1/model).
 	dropped := !*keyStdin && cur.APIKey != "" && !sameOrigin(old, cur.BaseURL)
 	if dropped {
