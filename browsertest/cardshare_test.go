@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/pkuinfo/harness/cloud/client"
 	"github.com/pkuinfo/harness/cloud/server"
-	"github.com/pkuinfo/harness/cloud/viewer"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/abilities"
 	hostapi "github.com/pkuinfo/harness/host/api"
@@ -77,26 +75,15 @@ func TestCardShareInChromium(t *testing.T) {
 	defer slog.SetDefault(prev)
 
 	// The reference server, with its log and an access log.
-	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	serverLog, accessLog := &logBuffer{}, &logBuffer{}
-	cfg := server.DefaultConfig(st)
-	cfg.PowDifficulty = 4
-	cfg.Pages = viewer.FS()
-	cfg.Logger = slog.New(slog.NewTextHandler(serverLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(accessLog, "%s %s %q referer=%q\n", r.Method, r.RequestURI, r.Header.Get("User-Agent"), r.Header.Get("Referer"))
-		srv.ServeHTTP(w, r)
-	}))
-	defer hs.Close()
+	base := cloudServer(t, ctx, func(cfg *server.Config) {
+		cfg.Logger = slog.New(slog.NewTextHandler(serverLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}, func(srv http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(accessLog, "%s %s %q referer=%q\n", r.Method, r.RequestURI, r.Header.Get("User-Agent"), r.Header.Get("Referer"))
+			srv.ServeHTTP(w, r)
+		})
+	})
 
 	// The host: card session from the stand-in, Cloud set and consented.
 	stand := campustest.New()
@@ -119,7 +106,7 @@ func TestCardShareInChromium(t *testing.T) {
 	}
 	m := cloud.For(db)
 	defer cloud.Release(db)
-	if _, err := m.Use(ctx, hs.URL); err != nil {
+	if _, err := m.Use(ctx, base); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Allow(ctx, cloud.DeclOf(builtin.Of(h, "card-share").Plugin.Manifest)); err != nil {
@@ -222,7 +209,7 @@ navigator.share = async (d) => { window.shared = d; };`}); err != nil {
 		click("开始分享")
 		waitFor(`document.querySelector('.consent-ask .cloud-panel input[type=checkbox]:not([disabled])') ? 'yes' : 'no'`, "the consent panel")
 		ask := pageEval(`document.querySelector('.consent-ask').innerText`)
-		for _, want := range []string{"card-share", strings.TrimPrefix(hs.URL, "http://"), "端到端加密", "服务器能看到:分享的开始/结束时间、查看者的 IP", "channels"} {
+		for _, want := range []string{"card-share", strings.TrimPrefix(base, "http://"), "端到端加密", "服务器能看到:分享的开始/结束时间、查看者的 IP", "channels"} {
 			if !strings.Contains(ask, want) {
 				t.Errorf("the consent panel lacks %q: %q", want, ask)
 			}
@@ -406,22 +393,8 @@ func TestCardShareViewerRejectsBadFrames(t *testing.T) {
 	bctx := browser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cfg := server.DefaultConfig(st)
-	cfg.PowDifficulty = 4
-	cfg.Pages = viewer.FS()
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	c, err := client.New(client.Config{BaseURL: hs.URL})
+	base := cloudServer(t, ctx, nil, nil)
+	c, err := client.New(client.Config{BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}

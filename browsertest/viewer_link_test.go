@@ -2,17 +2,12 @@ package browsertest
 
 import (
 	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-
-	"github.com/pkuinfo/harness/cloud/server"
-	"github.com/pkuinfo/harness/cloud/viewer"
 )
 
 // TestViewerBrokenLink: a friend who opens a share link that lost its channel id or its key
@@ -22,21 +17,7 @@ func TestViewerBrokenLink(t *testing.T) {
 	bctx := browser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cfg := server.DefaultConfig(st)
-	cfg.PowDifficulty = 4
-	cfg.Pages = viewer.FS()
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	base := cloudServer(t, ctx, nil, nil)
 
 	want := map[string]string{
 		"zh": "这个分享链接不完整,请让分享的人重新发给你",
@@ -57,7 +38,7 @@ func TestViewerBrokenLink(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					if err := chromedp.Do(tab, chromedp.Navigate(hs.URL+pg+link.suffix), chromedp.WaitVisible(chromedp.CSS(`#status[data-state="error"]`))); err != nil {
+					if err := chromedp.Do(tab, chromedp.Navigate(base+pg+link.suffix), chromedp.WaitVisible(chromedp.CSS(`#status[data-state="error"]`))); err != nil {
 						t.Fatal(err)
 					}
 					if s := strings.TrimSpace(text(t, tab, `#status`)); s != want[lang] {

@@ -29,30 +29,18 @@ func TestViewerPageInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cfg := server.DefaultConfig(st)
-	cfg.PowDifficulty = 4
-	cfg.Pages = viewer.FS()
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	var mu sync.Mutex
 	seen := map[string]int{} // last path segment of /v1/c/{id}/… requests
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/c/") {
-			mu.Lock()
-			seen[path.Base(r.URL.Path)]++
-			mu.Unlock()
-		}
-		srv.ServeHTTP(w, r)
-	}))
-	defer hs.Close()
+	base := cloudServer(t, ctx, nil, func(srv http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/v1/c/") {
+				mu.Lock()
+				seen[path.Base(r.URL.Path)]++
+				mu.Unlock()
+			}
+			srv.ServeHTTP(w, r)
+		})
+	})
 	used := func(endpoint string) int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -60,7 +48,7 @@ func TestViewerPageInChromium(t *testing.T) {
 	}
 
 	t.Run("websocket", func(t *testing.T) {
-		viewerScenario(t, ctx, bctx, hs.URL)
+		viewerScenario(t, ctx, bctx, base)
 		if used("ws") == 0 || used("events") != 0 {
 			t.Errorf("requests: ws %d, events %d; want the WebSocket only", used("ws"), used("events"))
 		}
@@ -68,7 +56,7 @@ func TestViewerPageInChromium(t *testing.T) {
 	// A webview without WebSocket (WeChat) falls back to the SSE stream and POST /send.
 	t.Run("sse", func(t *testing.T) {
 		ws := used("ws")
-		viewerScenario(t, ctx, bctx, hs.URL, "delete window.WebSocket")
+		viewerScenario(t, ctx, bctx, base, "delete window.WebSocket")
 		if used("ws") != ws || used("events") == 0 || used("send") == 0 {
 			t.Errorf("requests: ws %d more, events %d, send %d; want SSE and POST /send only", used("ws")-ws, used("events"), used("send"))
 		}
@@ -183,4 +171,34 @@ func viewerScenario(t *testing.T, ctx, bctx context.Context, base string, before
 	if p := con.problems(); len(p) > 0 {
 		t.Errorf("the page logged CSP violations or exceptions:\n%s", strings.Join(p, "\n"))
 	}
+}
+
+// cloudServer starts a reference Cloud server on loopback serving viewer.FS(), on a fresh SQLite
+// database, with configure (may be nil) applied to its Config and wrap (may be nil) around its
+// handler; everything stops when the test ends. It returns the server's base URL.
+func cloudServer(t *testing.T, ctx context.Context, configure func(*server.Config), wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	st, err := server.OpenSQLite(ctx, filepath.Join(t.TempDir(), "cloud.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := server.DefaultConfig(st)
+	cfg.PowDifficulty = 4
+	cfg.Pages = viewer.FS()
+	if configure != nil {
+		configure(&cfg)
+	}
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	var h http.Handler = srv
+	if wrap != nil {
+		h = wrap(srv)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
