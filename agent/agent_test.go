@@ -100,7 +100,7 @@ func TestTaintAfterUntrusted(t *testing.T) {
 	evs, _ := e.turn(t, "taint", p)
 	got := brief(evs)
 	for _, w := range []string{"tool_result notes__feed", "[untrusted] [tainted]",
-		"confirmation notes__add: this turn has read untrusted third-party text", "tool_result notes__add error: refused"} {
+		"confirmation notes__add: this turn holds untrusted third-party text, and this call can send its input to a party you have not vouched for", "tool_result notes__add error: refused"} {
 		if !strings.Contains(got, w) {
 			t.Fatalf("missing %q in\n%s", w, got)
 		}

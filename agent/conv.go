@@ -63,6 +63,11 @@ CREATE TABLE agent_turns (
 );
 CREATE INDEX agent_conversations_updated ON agent_conversations (updated_at DESC);
 `})
+	// A tool message that was the person's private data (host.CallResult.Private):
+	// a later turn of the conversation holds it, as it holds untrusted ones.
+	store.Register(store.Migration{Version: 401, Name: "agent private results", SQL: `
+ALTER TABLE agent_messages ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+`})
 }
 
 // Conversation is one stored conversation (issue 13 "Conversations"):
@@ -88,10 +93,12 @@ type Conversation struct {
 type StoredMessage struct {
 	Seq int `json:"seq"`
 	Message
-	Tool      string    `json:"tool,omitempty"`
-	Untrusted bool      `json:"untrusted,omitempty"`
-	Failed    bool      `json:"failed,omitempty"`
-	At        time.Time `json:"at"`
+	Tool      string `json:"tool,omitempty"`
+	Untrusted bool   `json:"untrusted,omitempty"`
+	// Private marks a tool message that was the person's private data.
+	Private bool      `json:"private,omitempty"`
+	Failed  bool      `json:"failed,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // StoredConfirmation is one confirmation a turn asked and its outcome
@@ -224,7 +231,7 @@ func (s *Conversations) head(ctx context.Context, id string) (*Conversation, err
 
 // Messages returns a conversation's messages in order.
 func (s *Conversations) Messages(ctx context.Context, id string) ([]StoredMessage, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, reasoning, tool_calls, tool_call_id, tool, untrusted, failed, at
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, reasoning, tool_calls, tool_call_id, tool, untrusted, private, failed, at
 		FROM agent_messages WHERE conv = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("agent: messages of %s: %w", id, err)
@@ -235,7 +242,7 @@ func (s *Conversations) Messages(ctx context.Context, id string) ([]StoredMessag
 		var m StoredMessage
 		var calls string
 		var at int64
-		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &m.Reasoning, &calls, &m.ToolCallID, &m.Tool, &m.Untrusted, &m.Failed, &at); err != nil {
+		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &m.Reasoning, &calls, &m.ToolCallID, &m.Tool, &m.Untrusted, &m.Private, &m.Failed, &at); err != nil {
 			return nil, err
 		}
 		if calls != "" {
@@ -270,9 +277,9 @@ func (s *Conversations) append(ctx context.Context, id string, m StoredMessage) 
 		calls = string(b)
 	}
 	now := s.now().UnixMilli()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agent_messages (conv, seq, role, content, reasoning, tool_calls, tool_call_id, tool, untrusted, failed, at)
-		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE conv = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, id, string(m.Role), m.Content, m.Reasoning, calls, m.ToolCallID, m.Tool, m.Untrusted, m.Failed, now)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agent_messages (conv, seq, role, content, reasoning, tool_calls, tool_call_id, tool, untrusted, private, failed, at)
+		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE conv = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, id, string(m.Role), m.Content, m.Reasoning, calls, m.ToolCallID, m.Tool, m.Untrusted, m.Private, m.Failed, now)
 	if err != nil {
 		return fmt.Errorf("agent: store message: %w", err)
 	}

@@ -10,8 +10,10 @@ import (
 )
 
 // AuditEntry is one tool call in the audit log (issue 4 "State": who, what,
-// effect, outcome, duration). Outcome is "ok", "error", "refused" or
-// "confirm" (a confirmation was asked for; its answer is a later entry).
+// effect, outcome, duration). Outcome is "ok", "error", "refused",
+// "confirm" (a confirmation was asked for; its answer is a later entry) or
+// "approved" (the person said yes to a confirmation: Error names it and why it
+// was asked; the run's own entry follows).
 type AuditEntry struct {
 	ID      int64         `json:"id"`
 	At      time.Time     `json:"at"`

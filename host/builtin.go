@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,30 @@ type Builtin struct {
 	// that name the old ones keep working: Call runs the current tool.
 	FormerIDs    []string
 	RenamedTools map[string]string
+	// PrivateTools names the tools whose results are the person's private data
+	// (memories, to-dos, the timetable): an agent turn that read one asks
+	// before a call that can reach a third party (Decide, TurnState.Private).
+	PrivateTools []string
+	// ReachingTools names the tools whose input can reach a website the
+	// person did not review (plugins.tryTool runs a draft that may name any):
+	// after untrusted or private data they ask (Reach.ThirdParty).
+	ReachingTools []string
+}
+
+// privateTools is the PrivateTools of p when it is a built-in, nil otherwise.
+func (h *Host) privateTools(p *plugin.Plugin) []string {
+	if b := h.builtins[p.Manifest.ID]; b != nil && b.Plugin == p {
+		return b.PrivateTools
+	}
+	return nil
+}
+
+// reaching reports whether tool t of p is a built-in tool in ReachingTools.
+func (h *Host) reaching(p *plugin.Plugin, t *plugin.Tool) bool {
+	if b := h.builtins[p.Manifest.ID]; b != nil && b.Plugin == p {
+		return slices.Contains(b.ReachingTools, t.Name)
+	}
+	return false
 }
 
 // BuiltinFunc runs one built-in tool. c.Input has been validated against

@@ -32,6 +32,12 @@ type CallRequest struct {
 	// untrusted result its writes need confirmation until EndTurn("") or
 	// TaintTTL.
 	Turn string
+	// Drawn is the handle of a document the assistant drew (NoteDrawn) whose
+	// button this call is. The call is then the assistant's whatever Actor
+	// says, and is decided under the turn that drew the document, even after
+	// that turn ended; an unknown or expired handle is decided as a turn that
+	// holds untrusted and private data. "" for any other call.
+	Drawn string
 }
 
 // CallResult is the outcome of a call the rules let through, or the
@@ -45,6 +51,10 @@ type CallResult struct {
 	// untrusted: true. Every face (API, MCP, the assistant) shows it as such;
 	// an agent's untrusted result taints its turn.
 	Untrusted bool
+	// Private marks Value as the person's private data (a result fetched with
+	// their campus session, or a built-in's private result): an agent turn
+	// that read it asks before any call that can reach a third party.
+	Private bool
 	// Confirmation is set when the call waits for the user's answer
 	// (Confirm); the tool has not run.
 	Confirmation *Confirmation
@@ -68,6 +78,7 @@ type Confirmation struct {
 	Turn    string        `json:"turn,omitempty"`
 	Expires time.Time     `json:"expires"`
 	input   any
+	drawn   string // CallRequest.Drawn of the call asked about
 	hash    string // the plugin version the user is asked about
 	remote  bool   // a remote plugin's call (confirmRemote)
 }
@@ -92,16 +103,18 @@ const TaintTTL = time.Hour
 func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	start := time.Now()
 	req = h.legacy(req) // a built-in's renamed id or tool
-	p, t, modes, err := h.tool(ctx, req.Plugin, req.Tool)
+	state := h.turnState(&req)
+	p, t, modes, official, err := h.tool(ctx, req.Plugin, req.Tool)
 	if err != nil {
 		if isNotFound(err) && h.remotes != nil {
 			if _, rerr := h.remotes.Get(ctx, req.Plugin); rerr == nil {
-				return h.callRemote(ctx, req, start)
+				return h.callRemote(ctx, req, state, start)
 			}
 		}
 		return nil, err
 	}
-	d, reason := Decide(req.Actor, t, modes[t.Effect], h.tainted(req.Actor, req.Turn))
+	v := Decide(req.Actor, t, modes[t.Effect], state, reachOf(p, t, official, false, h.reaching(p, t), req.Input))
+	d, reason := v.Decision, v.Reason
 	switch d {
 	case Refuse:
 		ref := &Refusal{Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Reason: reason}
@@ -115,7 +128,7 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 		}
 		c := &Confirmation{
 			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title, TitleEn: ToolTitleEn(p, req.Tool),
-			Effect: t.Effect, Reason: reason, Why: confirmWhy(modes[t.Effect]), Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
+			Effect: t.Effect, Reason: reason, Why: v.Why, Turn: req.Turn, drawn: req.Drawn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
 			hash: p.Hash,
 		}
 		h.mu.Lock()
@@ -145,19 +158,20 @@ func (h *Host) Confirm(ctx context.Context, id string, approve bool) (*CallResul
 	if c.remote {
 		return h.confirmRemote(ctx, c, approve)
 	}
-	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn}
+	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn, Drawn: c.drawn}
 	start := time.Now()
-	p, t, modes, err := h.tool(ctx, c.Plugin, c.Tool)
+	p, t, modes, _, err := h.tool(ctx, c.Plugin, c.Tool)
 	if err != nil {
 		return nil, err
 	}
 	reason := "the user declined"
 	if approve {
-		if d, why := Decide(c.Actor, t, modes[t.Effect], false); d == Refuse {
-			reason = why
+		if v := Decide(c.Actor, t, modes[t.Effect], TurnState{}, Reach{}); v.Decision == Refuse {
+			reason = v.Reason
 		} else if p.Hash != c.hash {
 			reason = fmt.Sprintf("%s changed since the confirmation was asked (now %s); ask again", c.Plugin, p.Manifest.Version)
 		} else {
+			h.audit(ctx, req, t.Effect, "approved", approvedNote(c), 0)
 			return h.run(ctx, req, p, t, start)
 		}
 	}
@@ -177,14 +191,18 @@ func (h *Host) Pending() []*Confirmation {
 	return out
 }
 
-// EndTurn forgets an agent turn's taint.
+// EndTurn forgets an agent turn's state (what it read), unless a document the
+// assistant drew in it is still on screen (NoteDrawn): its buttons are decided
+// under the turn until TaintTTL.
 func (h *Host) EndTurn(turn string) {
 	h.mu.Lock()
-	delete(h.taint, turn)
+	if e := h.turns[turnKey(ActorAgent, turn)]; e != nil && !e.drawn {
+		delete(h.turns, turnKey(ActorAgent, turn))
+	}
 	h.mu.Unlock()
 }
 
-// sweep drops expired confirmations and taints; h.mu is held.
+// sweep drops expired confirmations, turn states and drawn documents; h.mu is held.
 func (h *Host) sweep() {
 	now := h.now()
 	for id, c := range h.pending {
@@ -192,26 +210,146 @@ func (h *Host) sweep() {
 			delete(h.pending, id)
 		}
 	}
-	for turn, at := range h.taint {
-		if now.Sub(at) > TaintTTL {
-			delete(h.taint, turn)
+	for k, e := range h.turns {
+		if now.Sub(e.at) > TaintTTL {
+			delete(h.turns, k)
+		}
+	}
+	for id, d := range h.drawnDocs {
+		if now.Sub(d.at) > TaintTTL {
+			delete(h.drawnDocs, id)
 		}
 	}
 }
 
-func (h *Host) tainted(actor Actor, turn string) bool {
-	if actor != ActorAgent {
-		return false
+// turnEntry is one turn's state in Host.turns.
+type turnEntry struct {
+	state TurnState
+	at    time.Time // when it last changed, or when a document was drawn in it
+	drawn bool      // a document drawn in the turn may still call under it
+}
+
+// drawnDoc is a document the assistant drew: the turn it was drawn in.
+type drawnDoc struct {
+	turn string
+	at   time.Time
+}
+
+// MaxDrawn bounds the drawn documents the host remembers (NoteDrawn); past it
+// the oldest is forgotten, and its buttons are then decided as a turn that
+// holds untrusted and private data.
+const MaxDrawn = 4096
+
+// turnKey is the key of a turn in Host.turns: the agent's and the
+// scheduler's turns never share state.
+func turnKey(actor Actor, turn string) string {
+	if actor == ActorScheduler {
+		return "scheduler\x00" + turn
+	}
+	return turn
+}
+
+// NoteDrawn records that the assistant drew a document in agent turn turn (a
+// ui__render card in the chat) and returns its handle, an opaque id the
+// document's buttons send as CallRequest.Drawn (the API's "drawn"), so that a
+// tap on them is decided under that turn. A handle lasts TaintTTL.
+func (h *Host) NoteDrawn(turn string) string {
+	id := "d-" + newID()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sweep()
+	if len(h.drawnDocs) >= MaxDrawn {
+		var oldest string
+		for k, d := range h.drawnDocs {
+			if oldest == "" || d.at.Before(h.drawnDocs[oldest].at) {
+				oldest = k
+			}
+		}
+		delete(h.drawnDocs, oldest)
+	}
+	now := h.now()
+	h.drawnDocs[id] = drawnDoc{turn: turn, at: now}
+	e := h.turns[turnKey(ActorAgent, turn)]
+	if e == nil {
+		e = &turnEntry{}
+		h.turns[turnKey(ActorAgent, turn)] = e
+	}
+	e.drawn, e.at = true, now
+	return id
+}
+
+// MarkTurn adds s to what agent turn turn holds: the assistant calls it at a
+// turn's start with what the conversation's earlier turns read (their results
+// are in the history the model reads again).
+func (h *Host) MarkTurn(turn string, s TurnState) {
+	if !s.Held() {
+		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	at, ok := h.taint[turn]
-	return ok && h.now().Sub(at) <= TaintTTL
+	h.markLocked(turnKey(ActorAgent, turn), s)
+}
+
+// markLocked adds s to the entry of key; h.mu is held.
+func (h *Host) markLocked(key string, s TurnState) {
+	e := h.turns[key]
+	if e == nil {
+		e = &turnEntry{}
+		h.turns[key] = e
+	}
+	e.state, e.at = e.state.merge(s), h.now()
+}
+
+// Turn returns what agent turn turn holds so far.
+func (h *Host) Turn(turn string) TurnState {
+	r := CallRequest{Actor: ActorAgent, Turn: turn}
+	return h.turnState(&r)
+}
+
+// turnState is what the turn of req holds. A drawn document's call becomes
+// the agent's, in the turn that drew it (req is changed to say so); an
+// unknown handle holds everything. A person's own call holds nothing.
+func (h *Host) turnState(req *CallRequest) TurnState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if req.Drawn != "" {
+		req.Actor = ActorAgent
+		d, ok := h.drawnDocs[req.Drawn]
+		if !ok || h.now().Sub(d.at) > TaintTTL {
+			req.Turn = "drawn\x00" + req.Drawn
+			return TurnState{Untrusted: true, Private: true}
+		}
+		req.Turn = d.turn
+	}
+	if req.Actor == ActorUser {
+		return TurnState{}
+	}
+	e := h.turns[turnKey(req.Actor, req.Turn)]
+	if e == nil || h.now().Sub(e.at) > TaintTTL {
+		return TurnState{}
+	}
+	return e.state
+}
+
+// noteRead adds what an allowed call's result holds to its turn.
+func (h *Host) noteRead(req CallRequest, untrusted, private bool) {
+	if req.Actor == ActorUser || (!untrusted && !private) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.markLocked(turnKey(req.Actor, req.Turn), TurnState{Untrusted: untrusted, Private: private})
+}
+
+// approvedNote is the audit note of a confirmed call: who allowed it and why
+// they were asked.
+func approvedNote(c *Confirmation) string {
+	return fmt.Sprintf("the person approved confirmation %s (%s: %s)", c.ID, c.Why, c.Reason)
 }
 
 // tool finds an enabled plugin's tool and the plugin's permission modes, in
 // one query (this is on every call's path).
-func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plugin.Tool, map[plugin.Effect]Mode, error) {
+func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plugin.Tool, map[plugin.Effect]Mode, bool, error) {
 	var (
 		enabled, official bool
 		seq               int
@@ -219,24 +357,24 @@ func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plug
 	)
 	err := h.stmtTool.QueryRowContext(ctx, id).Scan(&enabled, &seq, &hash, &raw, &official)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, nil, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
+		return nil, nil, nil, false, &NotFound{What: fmt.Sprintf("no plugin %q is installed", id), Plugin: id}
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("host: plugin %s: %w", id, err)
+		return nil, nil, nil, false, fmt.Errorf("host: plugin %s: %w", id, err)
 	}
 	if !enabled {
-		return nil, nil, nil, &Conflict{Msg: fmt.Sprintf("plugin %s is disabled; enable it first", id)}
+		return nil, nil, nil, false, &Conflict{Msg: fmt.Sprintf("plugin %s is disabled; enable it first", id)}
 	}
 	p, err := h.parsed(ctx, id, seq, hash)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, false, err
 	}
 	t := p.Tool(name)
 	if t == nil {
 		t = functionTool(p, name) // "fn:NAME", a server function (function.go)
 	}
 	if t == nil {
-		return nil, nil, nil, &NotFound{What: fmt.Sprintf("plugin %s has no tool %q", id, name)}
+		return nil, nil, nil, false, &NotFound{What: fmt.Sprintf("plugin %s has no tool %q", id, name)}
 	}
 	if !official && !t.Untrusted {
 		// A Community plugin's results are third-party data, whatever it declares
@@ -256,7 +394,7 @@ func (h *Host) tool(ctx context.Context, id, name string) (*plugin.Plugin, *plug
 			}
 		}
 	}
-	return p, t, modes, nil
+	return p, t, modes, official, nil
 }
 
 // run runs an allowed call and records it.
@@ -274,13 +412,10 @@ func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *pl
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
 		return nil, err
 	}
-	if untrusted && req.Actor == ActorAgent {
-		h.mu.Lock()
-		h.taint[req.Turn] = h.now()
-		h.mu.Unlock()
-	}
+	private := privateOf(p, t, h.privateTools(p))
+	h.noteRead(req, untrusted, private)
 	h.audit(ctx, req, t.Effect, "ok", "", time.Since(start))
-	return &CallResult{Value: v, Untrusted: untrusted, Duration: took}, nil
+	return &CallResult{Value: v, Untrusted: untrusted, Private: private, Duration: took}, nil
 }
 
 func newID() string {

@@ -35,11 +35,12 @@ type Host struct {
 	// Statements on every call's path, parsed once.
 	stmtTool, stmtAudit *sql.Stmt
 
-	mu      sync.Mutex
-	loaded  map[string]*plugin.Plugin // content hash → parsed plugin
-	reviews map[string]*reviewed      // content hash → reviewed files (Install installs exactly these)
-	pending map[string]*Confirmation  // confirmation id → the call waiting for the user
-	taint   map[string]time.Time      // agent turn id → when an untrusted result entered it
+	mu        sync.Mutex
+	loaded    map[string]*plugin.Plugin // content hash → parsed plugin
+	reviews   map[string]*reviewed      // content hash → reviewed files (Install installs exactly these)
+	pending   map[string]*Confirmation  // confirmation id → the call waiting for the user
+	turns     map[string]*turnEntry     // turnKey → what the turn has read (TurnState)
+	drawnDocs map[string]drawnDoc       // NoteDrawn handle → the turn that drew it
 }
 
 // Option configures New.
@@ -91,7 +92,8 @@ func New(db *store.DB, opts ...Option) (*Host, error) {
 		loaded:    map[string]*plugin.Plugin{},
 		reviews:   map[string]*reviewed{},
 		pending:   map[string]*Confirmation{},
-		taint:     map[string]time.Time{},
+		turns:     map[string]*turnEntry{},
+		drawnDocs: map[string]drawnDoc{},
 	}
 	for _, o := range opts {
 		o(h)

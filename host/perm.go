@@ -174,49 +174,70 @@ const (
 	Refuse                  // do not run it
 )
 
-// Decide applies the permission rules of issue 4 to one call: userOnly
-// tools are refused to the agent and the scheduler; deny refuses every
-// actor; ask runs for the user, asks for the agent and is refused to the
-// scheduler; auto runs, except that the agent's write, money or public
-// call in a tainted turn (after an untrusted result) needs confirmation.
-// reason says why when the decision is not Allow.
-func Decide(actor Actor, t *plugin.Tool, mode Mode, tainted bool) (d Decision, reason string) {
+// Decide applies the permission rules to one call (docs/HOST-API.md "Tools
+// and permissions"): userOnly tools are refused to the agent and the
+// scheduler; deny refuses every actor; in a turn that holds untrusted or
+// private data (turn.Held), a call that can carry its input to a third party
+// (reach) asks the agent's person first and is refused to the scheduler,
+// whatever the tool's declared effect or mode; ask runs for the user, asks for
+// the agent and is refused to the scheduler; auto runs, except that the
+// agent's write, money or public call in a turn that read untrusted text needs
+// confirmation. A person's own tap (ActorUser) is never stopped by the turn:
+// the tap is the yes. The Verdict says why when it is not Allow.
+func Decide(actor Actor, t *plugin.Tool, mode Mode, turn TurnState, reach Reach) Verdict {
 	if t.UserOnly && actor != ActorUser {
-		return Refuse, fmt.Sprintf("%s is userOnly: only a person's own tap can run it", t.Name)
+		return Verdict{Refuse, "", fmt.Sprintf("%s is userOnly: only a person's own tap can run it", t.Name)}
 	}
-	switch mode {
-	case ModeDeny:
-		return Refuse, fmt.Sprintf("%s tools of this plugin are set to deny", t.Effect)
-	case ModeAsk:
+	if mode == ModeDeny {
+		return Verdict{Refuse, "", fmt.Sprintf("%s tools of this plugin are set to deny", t.Effect)}
+	}
+	if actor != ActorUser && turn.Held() && reach.outside() {
+		what := "untrusted third-party text"
+		switch {
+		case turn.Untrusted && turn.Private:
+			what = "untrusted third-party text and your private data"
+		case turn.Private:
+			what = "your private data"
+		}
+		reason := fmt.Sprintf("this turn holds %s, and this call can send its input to a party you have not vouched for", what)
+		if actor == ActorAgent {
+			return Verdict{Confirm, WhyThirdParty, reason}
+		}
+		return Verdict{Refuse, WhyThirdParty, reason + ", and a scheduled run cannot ask"}
+	}
+	if mode == ModeAsk {
 		switch actor {
 		case ActorUser:
-			return Allow, ""
+			return Verdict{Allow, "", ""}
 		case ActorAgent:
-			return Confirm, fmt.Sprintf("%s tools of this plugin are set to ask", t.Effect)
+			return Verdict{Confirm, WhyAsk, fmt.Sprintf("%s tools of this plugin are set to ask", t.Effect)}
 		default:
-			return Refuse, fmt.Sprintf("%s tools of this plugin are set to ask, and a scheduled run cannot ask", t.Effect)
+			return Verdict{Refuse, WhyAsk, fmt.Sprintf("%s tools of this plugin are set to ask, and a scheduled run cannot ask", t.Effect)}
 		}
 	}
-	if actor == ActorAgent && tainted && t.Effect != plugin.EffectRead {
-		return Confirm, "this turn has read untrusted third-party text, so durable writes need confirmation"
+	if actor == ActorAgent && turn.Untrusted && t.Effect != plugin.EffectRead {
+		return Verdict{Confirm, WhyUntrusted, "this turn has read untrusted third-party text, so durable writes need confirmation"}
 	}
-	return Allow, ""
+	return Verdict{Allow, "", ""}
+}
+
+// Verdict is Decide's answer: the Decision, Why as a code (WhyAsk,
+// WhyUntrusted, WhyThirdParty; "" for Allow and for a userOnly or deny
+// refusal) and Reason in words ("" for Allow).
+type Verdict struct {
+	Decision Decision
+	Why      string
+	Reason   string
 }
 
 // The codes of Confirmation.Why: why Decide asked.
 const (
 	WhyAsk       = "ask"       // the tool's effect is set to ask
 	WhyUntrusted = "untrusted" // the turn read untrusted text before this durable write
+	// WhyThirdParty: the turn holds untrusted or private data and this call can
+	// send its input to a party the person has not vouched for.
+	WhyThirdParty = "third_party"
 )
-
-// confirmWhy is the Why of a confirmation Decide asked for under mode: Decide asks for the
-// ask mode, or for a durable write in a tainted turn.
-func confirmWhy(mode Mode) string {
-	if mode == ModeAsk {
-		return WhyAsk
-	}
-	return WhyUntrusted
-}
 
 // Refusal is the error for a call the permission rules refuse.
 type Refusal struct {

@@ -12,19 +12,32 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// TestPermissionMatrix writes Decide's answer for every actor × mode ×
-// effect, with and without taint and userOnly, to a golden file.
+// TestPermissionMatrix writes Decide's answer for every actor × mode × effect
+// × what the turn holds × where the call reaches, with and without userOnly, to
+// a golden file.
 func TestPermissionMatrix(t *testing.T) {
 	var b strings.Builder
 	names := map[Decision]string{Allow: "allow", Confirm: "confirm", Refuse: "refuse"}
+	turns := []struct {
+		name string
+		s    TurnState
+	}{{"none", TurnState{}}, {"untrusted", TurnState{Untrusted: true}}, {"private", TurnState{Private: true}},
+		{"untrusted+private", TurnState{Untrusted: true, Private: true}}}
+	reaches := []struct {
+		name string
+		r    Reach
+	}{{"device", Reach{}}, {"third-empty", Reach{ThirdParty: true}}, {"third-party", Reach{ThirdParty: true, Carries: true}}}
 	for _, actor := range []Actor{ActorUser, ActorAgent, ActorScheduler} {
 		for _, mode := range []Mode{ModeAuto, ModeAsk, ModeDeny} {
 			for _, eff := range plugin.Effects {
-				for _, tainted := range []bool{false, true} {
-					for _, userOnly := range []bool{false, true} {
-						d, reason := Decide(actor, &plugin.Tool{Name: "t", Effect: eff, UserOnly: userOnly}, mode, tainted)
-						line := fmt.Sprintf("%-9s %-4s %-6s tainted=%-5v userOnly=%-5v → %-7s %s", actor, mode, eff, tainted, userOnly, names[d], reason)
-						b.WriteString(strings.TrimRight(line, " ") + "\n")
+				for _, turn := range turns {
+					for _, reach := range reaches {
+						for _, userOnly := range []bool{false, true} {
+							v := Decide(actor, &plugin.Tool{Name: "t", Effect: eff, UserOnly: userOnly}, mode, turn.s, reach.r)
+							line := fmt.Sprintf("%-9s %-4s %-6s turn=%-17s reach=%-11s userOnly=%-5v → %-7s %-11s %s",
+								actor, mode, eff, turn.name, reach.name, userOnly, names[v.Decision], v.Why, v.Reason)
+							b.WriteString(strings.TrimRight(line, " ") + "\n")
+						}
 					}
 				}
 			}
@@ -125,7 +138,7 @@ func TestAskAndConfirm(t *testing.T) {
 		t.Fatalf("expired: %v", err)
 	}
 	outcomes := auditOutcomes(t, e)
-	want := "user note ok|scheduler note refused|agent note confirm|agent note confirm|agent note ok|agent note confirm|agent note refused|agent note confirm"
+	want := "user note ok|scheduler note refused|agent note confirm|agent note confirm|agent note approved|agent note ok|agent note confirm|agent note refused|agent note confirm"
 	if outcomes != want {
 		t.Fatalf("audit\n got %s\nwant %s", outcomes, want)
 	}
@@ -164,19 +177,20 @@ func TestTaint(t *testing.T) {
 		}
 		return res
 	}
-	if res := call(ActorAgent, "note", "turn-1"); res.Confirmation != nil {
-		t.Fatal("an untainted auto write asked")
+	if res := call(ActorAgent, "note", "turn-1"); res.Confirmation != nil || !res.Untrusted {
+		t.Fatalf("an untainted auto write asked, or a Community result was not untrusted: %+v", res)
 	}
-	posts := call(ActorAgent, "posts", "turn-1")
-	if !posts.Untrusted || posts.Confirmation != nil {
-		t.Fatalf("posts result not marked untrusted: %+v", posts)
+	// demo is a Community plugin: after its untrusted result, any call of a
+	// third party's tool asks, reads included.
+	for _, tool := range []string{"posts", "hello", "note"} {
+		res := call(ActorAgent, tool, "turn-1")
+		if res.Confirmation == nil || res.Confirmation.Why != WhyThirdParty ||
+			res.Confirmation.Reason != "this turn holds untrusted third-party text, and this call can send its input to a party you have not vouched for" {
+			t.Fatalf("%s after taint: %+v", tool, res)
+		}
 	}
-	if res := call(ActorAgent, "hello", "turn-1"); res.Confirmation != nil {
-		t.Fatal("a read after taint asked")
-	}
-	res := call(ActorAgent, "note", "turn-1")
-	if res.Confirmation == nil || res.Confirmation.Reason != "this turn has read untrusted third-party text, so durable writes need confirmation" || res.Confirmation.Why != WhyUntrusted {
-		t.Fatalf("a write after taint: %+v", res)
+	if got := e.h.Turn("turn-1"); got != (TurnState{Untrusted: true}) {
+		t.Fatalf("Turn(turn-1) = %+v", got)
 	}
 	if res := call(ActorAgent, "note", "turn-2"); res.Confirmation != nil {
 		t.Fatal("taint leaked into another turn")

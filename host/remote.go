@@ -106,12 +106,13 @@ func (h *Host) remoteTool(ctx context.Context, id, name string) (*RemotePlugin, 
 
 // callRemote is Call for a remote plugin's tool: the same rules, audit and
 // confirmations; every result is untrusted and taints the agent's turn.
-func (h *Host) callRemote(ctx context.Context, req CallRequest, start time.Time) (*CallResult, error) {
+func (h *Host) callRemote(ctx context.Context, req CallRequest, state TurnState, start time.Time) (*CallResult, error) {
 	p, t, err := h.remoteTool(ctx, req.Plugin, req.Tool)
 	if err != nil {
 		return nil, err
 	}
-	d, reason := Decide(req.Actor, t, p.Modes[t.Effect], h.tainted(req.Actor, req.Turn))
+	v := Decide(req.Actor, t, p.Modes[t.Effect], state, reachOf(nil, t, false, true, false, req.Input))
+	d, reason := v.Decision, v.Reason
 	switch d {
 	case Refuse:
 		h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
@@ -119,8 +120,8 @@ func (h *Host) callRemote(ctx context.Context, req CallRequest, start time.Time)
 	case Confirm:
 		c := &Confirmation{
 			ID: newID(), Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Title: t.Title,
-			Effect: t.Effect, Reason: reason, Why: confirmWhy(p.Modes[t.Effect]), Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
-			remote: true,
+			Effect: t.Effect, Reason: reason, Why: v.Why, Turn: req.Turn, Expires: h.now().Add(ConfirmationTTL), input: req.Input,
+			remote: true, drawn: req.Drawn,
 		}
 		h.mu.Lock()
 		h.sweep()
@@ -134,7 +135,7 @@ func (h *Host) callRemote(ctx context.Context, req CallRequest, start time.Time)
 
 // confirmRemote is Confirm for a remote plugin's call.
 func (h *Host) confirmRemote(ctx context.Context, c *Confirmation, approve bool) (*CallResult, error) {
-	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn}
+	req := CallRequest{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Input: c.input, Turn: c.Turn, Drawn: c.drawn}
 	start := time.Now()
 	p, t, err := h.remoteTool(ctx, c.Plugin, c.Tool)
 	if err != nil {
@@ -142,11 +143,12 @@ func (h *Host) confirmRemote(ctx context.Context, c *Confirmation, approve bool)
 	}
 	reason := "the user declined"
 	if approve {
-		if d, why := Decide(c.Actor, t, p.Modes[t.Effect], false); d == Refuse {
-			reason = why
+		if v := Decide(c.Actor, t, p.Modes[t.Effect], TurnState{}, Reach{}); v.Decision == Refuse {
+			reason = v.Reason
 		} else if t.Effect != c.Effect {
 			reason = fmt.Sprintf("%s.%s changed since the confirmation was asked (now effect %s); ask again", c.Plugin, c.Tool, t.Effect)
 		} else {
+			h.audit(ctx, req, t.Effect, "approved", approvedNote(c), 0)
 			return h.runRemote(ctx, req, t, start)
 		}
 	}
@@ -176,11 +178,7 @@ func (h *Host) runRemote(ctx context.Context, req CallRequest, t *plugin.Tool, s
 		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
 		return nil, fmt.Errorf("host: %s.%s: result: %w", req.Plugin, req.Tool, err)
 	}
-	if req.Actor == ActorAgent {
-		h.mu.Lock()
-		h.taint[req.Turn] = h.now()
-		h.mu.Unlock()
-	}
+	h.noteRead(req, true, false)
 	h.audit(ctx, req, t.Effect, "ok", "", time.Since(start))
 	return &CallResult{Value: v, Untrusted: true, Duration: took}, nil
 }

@@ -131,7 +131,7 @@ func TestRemotePlugins(t *testing.T) {
 	for _, a := range audit {
 		got = append(got, fmt.Sprintf("%s %s %s", a.Actor, a.Tool, a.Outcome))
 	}
-	if s := strings.Join(got, ", "); s != "user buy refused, agent look ok, agent buy ok, agent buy confirm" {
+	if s := strings.Join(got, ", "); s != "user buy refused, agent look ok, agent buy ok, agent buy approved, agent buy confirm" {
 		t.Errorf("audit: %s", s)
 	}
 	if s := strings.Join(mem.calls, ", "); s != `buy {"n":1}, look {}` {

@@ -60,6 +60,10 @@ type Review struct {
 	// Kind is KindBuiltin for a built-in plugin (Go in the app), "" for a
 	// document.
 	Kind string `json:"kind,omitempty"`
+	// Instructions is the plugin's PLUGIN.md body, what the assistant reads
+	// about it; the sheet shows a Community plugin's, since it is its author's
+	// text the assistant reads as data.
+	Instructions string `json:"instructions,omitempty"`
 }
 
 // ReviewTool is one tool line of the review sheet.
@@ -215,6 +219,7 @@ func reviewOf(r *reviewed) *Review {
 	if strings.HasPrefix(r.source, BuiltinSource) {
 		rv.Kind = KindBuiltin
 	}
+	rv.Instructions = strings.TrimSpace(r.p.Instructions)
 	var en *plugin.Locale
 	if m.I18n != nil {
 		en = m.I18n.En
@@ -394,11 +399,11 @@ func (rv *Review) Sheet(lang string) string {
 	}
 	section("工具：", "Tools:", tools)
 	if !rv.Official {
-		if zh {
-			b.WriteString("\n社区插件的修改、花钱和公开类工具初始设为「询问」，它的结果只作为数据交给 AI，不会被当作指令执行。\n")
-		} else {
-			b.WriteString("\nA community plugin's write, money and public tools start at ask, and its results reach the AI as untrusted data, never as instructions.\n")
+		if rv.Instructions != "" {
+			section("插件说明（作者写的文字，AI 会把它当作第三方数据读到）：", "The plugin's notes (its author's text; the AI reads them as third-party data):",
+				strings.Split(rv.Instructions, "\n"))
 		}
+		b.WriteString("\n" + CommunityNote(zh) + "\n")
 	}
 	if zh {
 		fmt.Fprintf(&b, "\n内容哈希：%s\n", rv.Hash)
@@ -406,4 +411,19 @@ func (rv *Review) Sheet(lang string) string {
 		fmt.Fprintf(&b, "\nContent hash: %s\n", rv.Hash)
 	}
 	return b.String()
+}
+
+// CommunityNote is what the review sheet says holds for a Community plugin, in
+// Chinese (zh) or English: its starting modes, how its words reach the
+// assistant, and what the host guarantees (Decide's rule before a call that
+// can reach a third party).
+func CommunityNote(zh bool) string {
+	if zh {
+		return "社区插件：修改、花钱和公开类工具初始设为「询问」。它的说明、工具描述和结果都是作者写的文字，会标记为第三方数据交给 AI，而不是指令；" +
+			"AI 读过第三方内容或你的私人数据（成绩、余额、记忆等）之后，任何可能把数据发给第三方的调用（包括这个插件的任何工具）都会先问你。" +
+			"主机无法保证 AI 完全不受这些文字影响，但保证：没有你的同意，私人数据不会发给第三方；手机令牌验证码从不交给 AI。"
+	}
+	return "Community plugin: its write, money and public tools start at ask. Its notes, tool descriptions and results are its author's text and reach the AI marked as third-party data, not as instructions. " +
+		"Once the AI has read third-party text or your private data (grades, balances, memories and the like), any call that could send data to a third party (any tool of this plugin included) asks you first. " +
+		"The host cannot make a model ignore text; what it guarantees is that nothing private goes to a third party without your yes, and that authenticator codes never reach the AI."
 }

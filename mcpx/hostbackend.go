@@ -60,6 +60,14 @@ func (b *HostBackend) Instructions(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	inst, err := b.Host.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	official := map[string]bool{}
+	for _, in := range inst {
+		official[in.ID] = in.Official && in.Kind != host.KindRemote
+	}
 	done := map[string]bool{}
 	for _, at := range ats {
 		if done[at.Plugin] {
@@ -69,6 +77,10 @@ func (b *HostBackend) Instructions(ctx context.Context) (string, error) {
 		text := at.Instructions // RemoteInstructions cuts its own
 		if !at.Remote {
 			text = cutAtLine(strings.TrimSpace(text), InstructionsPerPlugin)
+			if !official[at.Plugin] && text != "" {
+				// A Community plugin's instructions are its author's words: data.
+				text = host.ThirdPartyNotes(at.Plugin, text)
+			}
 		}
 		fmt.Fprintf(&sb, "\n## %s\n%s\n", at.Plugin, text)
 	}
@@ -95,6 +107,14 @@ func (b *HostBackend) Call(ctx context.Context, t Tool, input json.RawMessage, t
 func hostOutcome(res *host.CallResult) (*Outcome, error) {
 	if c := res.Confirmation; c != nil {
 		in, _ := expr.ToJSON(c.Input(), "")
+		if c.Why == host.WhyThirdParty {
+			// No mode lets this call run without asking: it is what the session
+			// has read, not the tool's effect, that asks.
+			return &Outcome{Ask: &Ask{
+				ID:      c.ID,
+				Message: fmt.Sprintf("Allow the assistant to run %s (%s.%s, effect %s) with %s? (%s)", c.Title, c.Plugin, c.Tool, c.Effect, in, c.Reason),
+			}}, nil
+		}
 		return &Outcome{Ask: &Ask{
 			ID:      c.ID,
 			Message: fmt.Sprintf("Allow the assistant to run %s (%s.%s, effect %s) with %s? (%s)", c.Title, c.Plugin, c.Tool, c.Effect, in, c.Reason),

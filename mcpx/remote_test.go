@@ -138,7 +138,10 @@ func TestRemoteThroughServer(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("reserveSeat: %v %s", err, text(res))
 	}
-	if got := mustJSON(res.StructuredContent); got != `{"canteen":"学五","left":2,"seat":1}` || len(asked) != 1 || !strings.Contains(asked[0], "预约座位") {
+	if got := mustJSON(res.StructuredContent); got != `{"canteen":"学五","left":2,"seat":1}` || len(asked) != 2 || !strings.Contains(asked[1], "预约座位") ||
+		!strings.Contains(asked[0], "食堂菜单") || !strings.Contains(asked[0], "a party you have not vouched for") {
+		// A remote plugin is a third party: after its first (untrusted) result, the
+		// session's next call of it asks, a read included.
 		t.Errorf("reserveSeat: %s, asked %q", got, asked)
 	}
 
@@ -175,7 +178,8 @@ func TestRemoteThroughServer(t *testing.T) {
 	for _, a := range log {
 		got = append(got, fmt.Sprintf("%s %s %s %s", a.Actor, a.Tool, a.Effect, a.Outcome))
 	}
-	want := "user reserveSeat write refused|agent reserveSeat write ok|agent reserveSeat write ok|agent reserveSeat write confirm|agent menu read error|agent menu read ok"
+	want := "user reserveSeat write refused|agent reserveSeat write ok|agent reserveSeat write ok|agent reserveSeat write approved|agent reserveSeat write confirm|" +
+		"agent menu read error|agent menu read approved|agent menu read confirm|agent menu read ok"
 	if strings.Join(got, "|") != want {
 		t.Errorf("audit:\n%s\nwant\n%s", strings.Join(got, "|"), want)
 	}

@@ -55,8 +55,17 @@ type Ask struct {
 	ID      string
 	Message string
 	// Allow is how to allow such calls without asking (a command line),
-	// for the refusal sent to clients that cannot ask.
+	// for the refusal sent to clients that cannot ask; "" when no setting
+	// can (the session's reads, not the tool's mode, made it ask).
 	Allow string
+}
+
+// how is the refusal's last sentence for a client that cannot ask.
+func (a *Ask) how() string {
+	if a.Allow == "" {
+		return "No setting allows it without asking, since what this session has read makes it ask: use a new session for it, or a client that can ask the user."
+	}
+	return "To allow such calls without asking, run: " + a.Allow
 }
 
 // Backend is what the server needs from the host (HostBackend is the real
@@ -449,8 +458,8 @@ func (ss *session) handler(t Tool) mcp.ToolHandler {
 		}
 		if !ss.canElicit(req) {
 			// The pending confirmation expires on its own (host.ConfirmationTTL).
-			return errorResult(fmt.Errorf("%s: %s. This MCP client cannot ask the user (it does not support elicitation), so the call was refused. To allow such calls without asking, run: %s",
-				t.Name, out.Ask.Message, out.Ask.Allow)), nil
+			return errorResult(fmt.Errorf("%s: %s. This MCP client cannot ask the user (it does not support elicitation), so the call was refused. %s",
+				t.Name, out.Ask.Message, out.Ask.how())), nil
 		}
 		s.remember(out.Ask.ID, t.Name, turn)
 		return &mcp.CallToolResult{

@@ -54,7 +54,7 @@ func TestListTools(t *testing.T) {
 // unknown arguments.
 func TestCallTool(t *testing.T) {
 	e := newTestEnv(t)
-	cs := connect(t, NewServer(e.b, Options{}), nil)
+	srv := NewServer(e.b, Options{})
 	tests := []struct {
 		name, tool, args string
 		isError          bool
@@ -68,6 +68,9 @@ func TestCallTool(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// A session of its own: notes is a Community plugin, and after one of
+			// its untrusted results a session's next call of a third party asks.
+			cs := connect(t, srv, nil)
 			res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: tc.tool, Arguments: json.RawMessage(tc.args)})
 			if err != nil {
 				t.Fatal(err)
@@ -89,6 +92,7 @@ func TestCallTool(t *testing.T) {
 			}
 		})
 	}
+	cs := connect(t, srv, nil)
 	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "shuttle__next", Arguments: map[string]any{"from": "燕园", "at": "2026-12-01 07:30"}})
 	if err != nil || res.IsError {
 		t.Fatalf("shuttle__next: %v %s", err, text(res))

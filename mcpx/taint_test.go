@@ -53,9 +53,8 @@ func TestHTTPTaintAcrossRequests(t *testing.T) {
 	if a.ID() == "" {
 		t.Fatal("no Mcp-Session-Id: /mcp keeps no session")
 	}
-	if res := call(a, "notes__add", write); res.IsError {
-		t.Fatalf("a write before anything untrusted: %s", text(res))
-	}
+	// The first call of the session runs; a Community plugin's result is
+	// untrusted, and after it every call that reaches a third party asks.
 	if res := call(a, "notes__echo", map[string]any{"word": "hi"}); res.IsError || res.Meta[UntrustedMeta] != true {
 		t.Fatalf("the untrusted read: %v %s", res.Meta, text(res))
 	}
@@ -84,9 +83,6 @@ func TestHTTPTaintAcrossRequests(t *testing.T) {
 	m := dial("")
 	if m.ID() != "" {
 		t.Fatalf("a sessionless client got session %q", m.ID())
-	}
-	if res := call(m, "notes__add", write); res.IsError {
-		t.Fatalf("a sessionless write before anything untrusted: %s", text(res))
 	}
 	if res := call(m, "notes__echo", map[string]any{"word": "hi"}); res.IsError || res.Meta[UntrustedMeta] != true {
 		t.Fatalf("the sessionless untrusted read: %v %s", res.Meta, text(res))

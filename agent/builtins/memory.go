@@ -29,7 +29,7 @@ var Memory = &builtin.Plugin{
 	Tools: []*builtin.Tool{
 		{Name: "remember", Title: "记住", Effect: plugin.EffectWrite, Run: builtin.Func(remember),
 			Description: "Use when the user asks you to remember something (a preference, their dorm, their student type). Saves one short fact. Returns { id, text, saved }."},
-		{Name: "recall", Title: "回想", Effect: plugin.EffectRead, Run: builtin.Func(recall),
+		{Name: "recall", Title: "回想", Effect: plugin.EffectRead, Private: true, Run: builtin.Func(recall),
 			Description: "Use to search what the user asked you to remember. Returns { memories: [{ id, text, saved }] }, best matches first; without query, the newest."},
 		{Name: "forget", Title: "忘记", Effect: plugin.EffectWrite, Run: builtin.Func(forget),
 			Description: "Use when the user asks you to forget something: give the id from recall or the context block. Returns { forgotten }."},

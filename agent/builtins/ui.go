@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/pkuinfo/harness/genui"
+	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -26,10 +27,13 @@ type RenderInput struct {
 	Document map[string]any `json:"document" jsonschema:"the genui document (kind screen)"`
 }
 
-// Rendered is ui.render's result: the document the chat draws.
+// Rendered is ui.render's result: the document the chat draws, and Drawn, the
+// host's handle of it (host.NoteDrawn) that its buttons send so that the host
+// decides them under the turn that drew it.
 type Rendered struct {
 	Shown    bool            `json:"shown"`
 	Document json.RawMessage `json:"document"`
+	Drawn    string          `json:"drawn,omitempty"`
 }
 
 func render(c *builtin.Context, in RenderInput) (Rendered, error) {
@@ -45,5 +49,9 @@ func render(c *builtin.Context, in RenderInput) (Rendered, error) {
 	if diags := genui.Validate("document", src, genui.Context{Kind: "screen", Tools: genui.ActionTools(in.Document)}); hasErrors(diags) {
 		return Rendered{}, builtin.Errorf("the document has errors:\n%s", diagText(diags))
 	}
-	return Rendered{Shown: true, Document: src}, nil
+	r := Rendered{Shown: true, Document: src}
+	if c.Actor != host.ActorUser && c.Host != nil {
+		r.Drawn = c.Host.NoteDrawn(c.Turn)
+	}
+	return r, nil
 }

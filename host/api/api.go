@@ -685,9 +685,13 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 		Actor string          `json:"actor"`
 		Input json.RawMessage `json:"input"`
 		Turn  string          `json:"turn"`
+		Drawn string          `json:"drawn"`
 	}
 	if err := readJSON(r, &req); err != nil {
 		return err
+	}
+	if req.Drawn != "" && req.Turn != "" {
+		return badRequest(`send "drawn" (a button of a document the assistant drew) or "turn", not both: a drawn document's turn is the host's to know`)
 	}
 	if req.Actor == "" {
 		return badRequest(`actor is required: "user" (a person asked for this call), "agent" (the assistant) or "scheduler"`)
@@ -702,7 +706,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("input: %v", err)
 		}
 	}
-	res, err := s.h.Call(r.Context(), host.CallRequest{Actor: actor, Plugin: pluginID, Tool: tool, Input: input, Turn: req.Turn})
+	res, err := s.h.Call(r.Context(), host.CallRequest{Actor: actor, Plugin: pluginID, Tool: tool, Input: input, Turn: req.Turn, Drawn: req.Drawn})
 	if err != nil {
 		return err
 	}

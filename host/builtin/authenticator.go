@@ -125,8 +125,8 @@ var Authenticator = &Plugin{
 	Tools: []*Tool{
 		{Name: "set", Title: "绑定手机令牌", Effect: plugin.EffectWrite, UserOnly: true, Run: Func(otpSet),
 			Description: "Store the IAAA authenticator secret from its otpauth:// link (user only)."},
-		{Name: "code", Title: "当前验证码", Effect: plugin.EffectRead, Run: Func(otpCode),
-			Description: "The current 6-digit code of the bound IAAA authenticator and the seconds it stays valid; set false when none is bound."},
+		{Name: "code", Title: "当前验证码", Effect: plugin.EffectRead, UserOnly: true, Run: Func(otpCode),
+			Description: "The current 6-digit code of the bound IAAA authenticator and the seconds it stays valid; set false when none is bound. User only: the code is a secret for the person's eyes, never for the assistant (verify uses it on its own)."},
 		{Name: "clear", Title: "解除绑定", Effect: plugin.EffectWrite, UserOnly: true, Run: Func(otpClear),
 			Description: "Forget the authenticator secret (user only)."},
 		{Name: "status", Title: "令牌状态", Effect: plugin.EffectRead, Run: Func(otpStatus),

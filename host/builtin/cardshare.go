@@ -617,7 +617,7 @@ var CardShare = &Plugin{
 			Description: fmt.Sprintf("Extend the running share by minutes (default 15); a share never has more than %d minutes left.", int(CardShareExtendMax/time.Minute))},
 		{Name: "stop", Title: "结束分享", Effect: plugin.EffectWrite, Run: Func(cardShareStop),
 			Description: "Stop sharing the payment code now: the viewer's page shows the share ended and no more codes are sent."},
-		{Name: "status", Title: "分享状态", Effect: plugin.EffectRead, Run: Func(cardShareStatus),
+		{Name: "status", Title: "分享状态", Effect: plugin.EffectRead, Private: true, Run: Func(cardShareStatus),
 			Description: "Whether the payment code is being shared, until when (Unix ms), whether the viewer is online, how many codes were sent, and the last problem refreshing the code."},
 		{Name: "link", Title: "分享链接(二维码)", Effect: plugin.EffectRead, UserOnly: true, Run: Func(cardShareLink),
 			Description: "The share link, for the card-share screen's QR code only (user only)."},

@@ -230,7 +230,7 @@ var Focus = &Plugin{
 			Description: "Start a focus session now. Fails if one is already running (stop it first)."},
 		{Name: "stop", Title: "结束专注", Effect: plugin.EffectWrite, Run: Func(focusStop),
 			Description: "Stop the running focus session. Returns its length in minutes."},
-		{Name: "today", Title: "今日专注", Effect: plugin.EffectRead, Run: Func(focusToday),
+		{Name: "today", Title: "今日专注", Effect: plugin.EffectRead, Private: true, Run: Func(focusToday),
 			Description: "Minutes focused today (Beijing-time day), including the running session, and the running session if any."},
 	},
 }

@@ -166,7 +166,14 @@ type Tool struct {
 	Untrusted   bool // results carry third-party text
 	UserOnly    bool // only a person's own tap may run it; hidden from the model
 	OnDemand    bool // offered to the model only after plugins.use
-	Run         Handler
+	// Private marks the results as the person's private data (memories,
+	// to-dos, the timetable): an agent turn that read one asks before a call
+	// that can reach a third party (host.Builtin.PrivateTools).
+	Private bool
+	// Reaching marks a tool whose input can reach a website the person did not
+	// review (host.Builtin.ReachingTools).
+	Reaching bool
+	Run      Handler
 }
 
 // Compiled is a built-in as the host registers it, with the Plugin it was
@@ -363,6 +370,14 @@ func Compile(p *Plugin) (*Compiled, error) {
 	}
 	c := &Compiled{Builtin: &host.Builtin{Plugin: pp, Funcs: funcs, FormerIDs: slices.Clone(p.Legacy.Plugin),
 		RenamedTools: p.Legacy.Tools}, Def: p}
+	for _, t := range p.Tools {
+		if t.Private {
+			c.Builtin.PrivateTools = append(c.Builtin.PrivateTools, t.Name)
+		}
+		if t.Reaching {
+			c.Builtin.ReachingTools = append(c.Builtin.ReachingTools, t.Name)
+		}
+	}
 	c.Builtin.Value = c
 	return c, nil
 }

@@ -134,12 +134,14 @@ func TestMCPSubprocess(t *testing.T) {
 		t.Errorf("menu: %v %s", err, toolText(res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp-demo-canteen__reserveSeat", Arguments: map[string]any{"canteen": "农园", "name": "小明"}})
-	if err != nil || !res.IsError || !strings.Contains(toolText(res), "harness plugins mode mcp-demo-canteen write auto") {
+	// After the remote plugin's untrusted result, the session's next call of a third
+	// party asks, whatever the mode; this client cannot ask, so it is refused.
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "No setting allows it without asking") {
 		t.Errorf("reserveSeat without elicitation: %v %v %s", err, res.IsError, toolText(res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp-demo-canteen__menu", Arguments: map[string]any{"canteen": "清华"}})
-	if err != nil || !res.IsError || !strings.Contains(toolText(res), `unknown canteen "清华"`) {
-		t.Errorf("menu error: %v %s", err, toolText(res))
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "a party you have not vouched for") {
+		t.Errorf("menu after an untrusted result: %v %s", err, toolText(res))
 	}
 
 	// A second client that can elicit: the person is asked and accepts.

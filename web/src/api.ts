@@ -39,8 +39,10 @@ export const del = <T = any>(p: string) => api<T>('DELETE', p, {});
 // button the assistant drew (ui__render), as the assistant, so that the host's rules for the
 // assistant apply (ask modes ask, userOnly is refused): { status: "ok", result } or
 // { status: "confirm", confirmation }.
-export const callTool = (name: string, input: unknown, actor: 'user' | 'agent' = 'user') =>
-  post<{ status: string; result?: any; confirmation?: any; untrusted?: boolean }>(`/v1/tools/${encodeURIComponent(name)}/call`, { actor, input });
+// drawn is the handle of the document the assistant drew whose button this is: the host then
+// decides the call as the assistant's, under the turn that drew it.
+export const callTool = (name: string, input: unknown, actor: 'user' | 'agent' = 'user', drawn?: string) =>
+  post<{ status: string; result?: any; confirmation?: any; untrusted?: boolean }>(`/v1/tools/${encodeURIComponent(name)}/call`, drawn ? { actor, input, drawn } : { actor, input });
 
 export interface SSEEvent { type: string; [k: string]: any }
 

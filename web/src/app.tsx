@@ -38,14 +38,14 @@ export function argsText(input: any): string {
   return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
 }
 const runAsUser = (tool: string, args: any) => runTool(tool, args, 'user');
-async function runTool(tool: string, args: any, actor: 'user' | 'agent', asked = false): Promise<any> {
+async function runTool(tool: string, args: any, actor: 'user' | 'agent', asked = false, drawn?: string): Promise<any> {
   let r;
-  try { r = await callTool(tool, args, actor); } catch (e) {
+  try { r = await callTool(tool, args, actor, drawn); } catch (e) {
     // requestConsent(): the host's consent panel, then the same call once allowed.
     const ask = asked ? null : consentAsk(e);
     if (!ask) throw e;
     if (!(await requestConsent(ask))) throw new Error(t('cloud.askDeclined', { name: ask.plugin }));
-    return runTool(tool, args, actor, true);
+    return runTool(tool, args, actor, true, drawn);
   }
   if (r.status === 'confirm' && r.confirmation) {
     const c = r.confirmation;
@@ -65,7 +65,10 @@ interface DrawRep { state: string; title?: string; sizes?: string[]; error?: str
 // to by the host (POST /v1/ui/dashboard/events), which owns their refresh. A plugin screen
 // (screen) is one page the person has open: it draws again at its document's refresh interval
 // while visible, through the host's cache (the data sources' TTLs decide whether a tool runs).
-export function Drawn({ req, onTitle, onSizes, heading, tick, screen }: { req: DrawReq; onTitle?: (s: string) => void; onSizes?: (s: string[]) => void; heading?: boolean; tick?: number; screen?: boolean }) {
+// drawn is the host's handle of a document the assistant drew (ui__render's result.drawn, "-"
+// when the stored conversation has none): its buttons send it, and the host decides them under
+// the turn that drew the document.
+export function Drawn({ req, onTitle, onSizes, heading, tick, screen, drawn }: { req: DrawReq; onTitle?: (s: string) => void; onSizes?: (s: string[]) => void; heading?: boolean; tick?: number; screen?: boolean; drawn?: string }) {
   const [rep, setRep] = useState<DrawRep | null>(null);
   const [err, setErr] = useState('');
   const [form, setForm] = useState<Record<string, any>>({});
@@ -115,7 +118,7 @@ export function Drawn({ req, onTitle, onSizes, heading, tick, screen }: { req: D
         const problems = checkInput(await toolSchema(tool), a.args || {});
         if (problems.length) { setProblems(problems); return; }
         setProblems([]); setSignin(null);
-        await runTool(tool, a.args, own ? 'user' : 'agent');
+        await runTool(tool, a.args, own ? 'user' : 'agent', false, own ? undefined : (drawn || '-'));
         say(t('action.done'));
         if (a.then !== 'none') load(true);
       } catch (e) { const s = signinOf(e); setSignin(s); if (s === null) say(errText(e)); }
@@ -320,7 +323,7 @@ function Chat({ id }: { id?: string }) {
           let i = l.length - 1;
           while (i >= 0 && !(l[i].kind === 'tool' && l[i].id === e.callId && !l[i].done)) i--;
           if (i >= 0) l[i] = { ...l[i], done: true, error: e.error, untrusted: e.untrusted, result: e.result };
-          if (e.tool === 'ui__render' && e.result?.document) l.push({ kind: 'ui', document: e.result.document });
+          if (e.tool === 'ui__render' && e.result?.document) l.push({ kind: 'ui', document: e.result.document, drawn: e.result.drawn });
           break;
         }
         case 'confirmation': l.push({ ...e, kind: 'confirm' }); break;
@@ -385,12 +388,12 @@ function Chat({ id }: { id?: string }) {
               case 'user': return <div key={i} class="msg user"><p>{it.text}</p></div>;
               case 'text': return <div key={i} class="msg bot" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />;
               case 'tool': return <div key={i} class={`tool ${it.error ? 'failed' : ''}`} data-tool={it.tool}><Icon name={it.done ? (it.error ? 'warning' : 'check') : 'clock'} /> <span>{toolTitle(it)}</span> <span class={`effect e-${it.effect}`}>{it.effect ? effectName(it.effect) : ''}</span>{it.untrusted ? <span class="untrusted">{t('chat.untrusted')}</span> : null}{it.error ? <span class="detail"> — {it.error}</span> : null}{it.done && !it.error ? <ReviewAction tool={it.tool} result={it.result} /> : null}</div>;
-              case 'ui': return <div key={i} class="inline-ui"><Drawn req={{ document: it.document }} /></div>;
+              case 'ui': return <div key={i} class="inline-ui"><Drawn req={{ document: it.document }} drawn={it.drawn || '-'} /></div>;
               case 'confirm': return (
                 <div key={i} class="confirm-card" role="group" aria-label={t('confirm.title')}>
                   <p class="title">{t('confirm.title')}: <strong>{toolTitle(it)}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
                   {argsText(it.input) ? <p class="args">{argsText(it.input)}</p> : null}
-                  {it.why === 'ask' ? <p class="detail">{t('confirm.why.ask', { effect: effectName(it.effect) })}</p> : it.why === 'untrusted' ? <p class="detail">{t('confirm.why.untrusted')}</p> : null}
+                  {it.why === 'ask' ? <p class="detail">{t('confirm.why.ask', { effect: effectName(it.effect) })}</p> : it.why === 'untrusted' ? <p class="detail">{t('confirm.why.untrusted')}</p> : it.why === 'third_party' ? <p class="detail">{t('confirm.why.third_party')}</p> : null}
                   {it.answered ? <p class="answered">{t(it.answered === 'approved' ? 'confirm.approved' : 'confirm.denied')}</p> : (
                     <div class="actions"><button type="button" class="primary" onClick={() => answer(it, true)}>{t('confirm.approve')}</button><button type="button" onClick={() => answer(it, false)}>{t('confirm.deny')}</button></div>
                   )}

@@ -93,6 +93,7 @@ export function ReviewSheet({ rv, src, busy, setBusy, onCancel }: { rv: any; src
       <p><span class={`badge ${rv.official ? 'official' : 'community'}`}>{t(rv.official ? 'plugins.official' : 'plugins.community')}</span> {rv.author}</p>
       <p>{(en && rv.descriptionEn) || rv.description}</p>
       {!rv.official ? <p class="warn" role="note">{t('install.communityNote')}</p> : null}
+      {!rv.official && rv.instructions ? <details class="notes"><summary>{t('install.notes')}</summary><pre class="notes-text">{rv.instructions}</pre></details> : null}
       <dl>
         <dt>{t('install.campus')}</dt><dd>{rv.campus?.length ? rv.campus.join(', ') : t('install.none')}</dd>
         <dt>{t('install.websites')}</dt><dd>{rv.network?.length ? rv.network.join(', ') : t('install.none')}</dd>
