@@ -32,6 +32,7 @@ type scanReader struct {
 	pos   int
 	read  int // bytes read by all searches of the call, and skipped to a literal prefix
 	paid  int // bytes of reading paid for
+	next  int // read at which to look at the context (every KB) or pay again
 	perKB int // operations per KB read
 	err   error
 }
@@ -42,7 +43,7 @@ func (r *scanReader) ReadRune() (rune, int, error) {
 	if r.pos >= len(r.s) || r.err != nil {
 		return 0, 0, io.EOF
 	}
-	if r.read >= r.paid && !r.pay() {
+	if r.read >= r.next && !r.check() {
 		return 0, 0, io.EOF
 	}
 	c := r.s[r.pos]
@@ -57,13 +58,23 @@ func (r *scanReader) ReadRune() (rune, int, error) {
 	return x, w, nil
 }
 
-// pay charges one more KB of reading; false (with err set) when the budget or the context
-// refuses it.
-func (r *scanReader) pay() bool {
+// check looks at the run's context, which RE2 cannot, and pays for the next KB when the
+// reading has used what was paid; false (with err set) when either refuses. It runs every KB
+// read, so a cancelled run stops within a KB even inside the scan paid for up front.
+func (r *scanReader) check() bool {
 	if err := r.ctx.Err(); err != nil {
 		r.err = expr.Limitf("stopped: %v", err)
 		return false
 	}
+	if r.read >= r.paid && !r.pay() {
+		return false
+	}
+	r.next = min(r.read+1024, r.paid)
+	return true
+}
+
+// pay charges one more KB of reading; false (with err set) when the budget refuses it.
+func (r *scanReader) pay() bool {
 	if err := r.c.Charge(r.perKB); err != nil {
 		r.err = err
 		return false
