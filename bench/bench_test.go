@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -295,6 +296,33 @@ func BenchmarkBudgetExhaustion(b *testing.B) {
 		if err == nil || !strings.Contains(err.Error(), "expression budget exceeded (100000 operations)") {
 			b.Fatalf("err = %v", err)
 		}
+	}
+}
+
+// regexText is the first 64 KB or so of pageHTML, cut after a row.
+var regexText = func() string {
+	s := pageHTML[:64<<10]
+	return s[:strings.LastIndex(s, "</tr>")+len("</tr>")]
+}()
+
+// 8. Regex builtins that find every match on 64 KB of listing markup: a pattern with a literal
+// prefix, one without (many matches), one with a word boundary (searched mid-text with the
+// rune before it); against Go's regexp finding the same matches alone.
+func BenchmarkRegex(b *testing.B) {
+	for _, tc := range []struct{ name, src, pattern string }{
+		{"prefix", `matchAll(text, '/room/(\d+)').length`, `/room/(\d+)`},
+		{"spaces", `len(replace(text, '\s+', ' '))`, `\s+`},
+		{"boundary", `matchAll(text, '\b(\d+)人').length`, `\b(\d+)人`},
+	} {
+		b.Run(tc.name+"/ours", func(b *testing.B) {
+			ours(b, tc.src, expr.MapVars{"text": regexText})
+		})
+		b.Run(tc.name+"/regexp", func(b *testing.B) {
+			re := regexp.MustCompile(tc.pattern)
+			for b.Loop() {
+				_ = re.FindAllStringSubmatchIndex(regexText, -1)
+			}
+		})
 	}
 }
 

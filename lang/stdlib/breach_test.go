@@ -45,3 +45,24 @@ func TestRegexScanStopsOnContext(t *testing.T) {
 		t.Fatalf("got %.200s, want the context's limit error", got)
 	}
 }
+
+// TestRegexSearchesStopOnContext: the searches of matchAll and replace read through a reader
+// that looks at the run's context every KB, so a long search (paid for, taking seconds) stops
+// soon after the context ends, inside the scan paid for up front as well as past it.
+func TestRegexSearchesStopOnContext(t *testing.T) {
+	for _, src := range []string{
+		"matchAll(repeat(repeat('a', 1000), 1000), '[a-z]{100}x')",
+		"replace(repeat(repeat('a', 1000), 1000), '[a-z]{100}x', m => m)",
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		start := time.Now()
+		got := evalLibCtx(t, ctx, src, libVars(t), expr.DefaultBudget)
+		cancel()
+		if !strings.HasPrefix(got, "limit: ") || !strings.Contains(got, "deadline exceeded") {
+			t.Fatalf("%s: got %.200s, want the context's limit error", src, got)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: stopped after %v", src, d)
+		}
+	}
+}

@@ -55,6 +55,9 @@ func FuzzCost(f *testing.F) {
 		"`${list}${page}`",
 		"html(page).select('td:not(:first-child)').length",
 		"range(100).reduce((a, i) => a + text, '')",
+		"replace(text, '(a|b|c|d|e|f| )*x|[a-z]{1,10}', 'y')",
+		"matchAll(text, '( |[a-f])*x|a*').length",
+		"replace(text, '(?m)^(\\w| )*x|\\bd', m => m + m)",
 	} {
 		f.Add(s)
 	}

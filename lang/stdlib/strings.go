@@ -157,22 +157,6 @@ func matchCost(s string, prog int) int {
 	return kilo(len(s)) * (1 + prog/expr.RegexScanInstPerOp)
 }
 
-// findAll returns the submatch indexes of every match of re in s, charging c before it holds
-// them: each match costs 1 + (groups+1)/16 operations (its slots), and no more matches are
-// looked for than the budget can still pay for, so the list never outgrows the budget.
-func findAll(c *expr.Call, re *regexp.Regexp, s string) ([][]int, error) {
-	per := 1 + (re.NumSubexp()+1)/16
-	var ms [][]int
-	most := c.Remaining()/per + 1 // read here: f may outlive the call
-	if err := scan(c, s, func() { ms = re.FindAllStringSubmatchIndex(s, most) }); err != nil {
-		return nil, err
-	}
-	if err := c.Charge(len(ms) * per); err != nil {
-		return nil, err
-	}
-	return ms, nil
-}
-
 // jsReplacement turns a JavaScript replacement string into regexp.Expand's template: $1 and
 // $12 are groups, $& the whole match, $<name> a named group, $$ a dollar; any other $ is literal.
 func jsReplacement(s string, groups int) string {
@@ -228,19 +212,19 @@ func jsReplacement(s string, groups int) string {
 // with is a string ($1, $&, $<name>, $$ as in JavaScript) or a function called with the match
 // and its groups.
 func fnReplace(c *expr.Call, args []any) (any, error) {
-	s, re, err := textAndRegex(c, args)
+	s, re, prog, err := textAndRegex(c, args)
 	if err != nil {
 		return nil, err
 	}
 	switch w := args[2].(type) {
 	case string:
-		ms, err := findAll(c, re, s)
+		ms, err := findAll(c, re, prog, s)
 		if err != nil {
 			return nil, err
 		}
 		return expandAll(c, re, s, ms, parseExpand(re, jsReplacement(w, re.NumSubexp())))
 	case *expr.Func:
-		ms, err := findAll(c, re, s)
+		ms, err := findAll(c, re, prog, s)
 		if err != nil {
 			return nil, err
 		}
@@ -452,7 +436,7 @@ func groupsOf(s string, m []int) []any {
 
 // fnMatch is match(s, pattern) → [whole, group1, …] of the first match, or null.
 func fnMatch(c *expr.Call, args []any) (any, error) {
-	s, re, err := textAndRegex(c, args)
+	s, re, _, err := textAndRegex(c, args)
 	if err != nil {
 		return nil, err
 	}
@@ -468,11 +452,11 @@ func fnMatch(c *expr.Call, args []any) (any, error) {
 
 // fnMatchAll is matchAll(s, pattern) → a list of [whole, group1, …], one per match.
 func fnMatchAll(c *expr.Call, args []any) (any, error) {
-	s, re, err := textAndRegex(c, args)
+	s, re, prog, err := textAndRegex(c, args)
 	if err != nil {
 		return nil, err
 	}
-	ms, err := findAll(c, re, s)
+	ms, err := findAll(c, re, prog, s)
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +469,7 @@ func fnMatchAll(c *expr.Call, args []any) (any, error) {
 
 // fnTest is test(s, pattern) → whether the regex matches anywhere in s.
 func fnTest(c *expr.Call, args []any) (any, error) {
-	s, re, err := textAndRegex(c, args)
+	s, re, _, err := textAndRegex(c, args)
 	if err != nil {
 		return nil, err
 	}
@@ -616,19 +600,21 @@ func runeIndex(s, sub string, last bool) int {
 }
 
 // textAndRegex reads the (text, pattern) arguments shared by replace, replaceAll, match,
-// matchAll and test, and charges the match's cost before any matching (SPEC-DECISIONS §2).
-func textAndRegex(c *expr.Call, args []any) (string, *regexp.Regexp, error) {
+// matchAll and test, and charges one scan of the text before any matching (SPEC-DECISIONS §2);
+// prog is the pattern's program size. A builtin that searches more than once (findAll) charges
+// what its searches read past that scan.
+func textAndRegex(c *expr.Call, args []any) (string, *regexp.Regexp, int, error) {
 	s, err := argString(args, 0)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	re, prog, err := regexArg(c, args, 1)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	if err := c.Charge(matchCost(s, prog)); err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	workcount.Add(len(s) * prog / 256)
-	return s, re, nil
+	return s, re, prog, nil
 }
