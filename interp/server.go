@@ -40,6 +40,11 @@ type ServerOptions struct {
 	// declared secret the operator did not set is null. crypto.hmacSha256 takes its key from
 	// here by name.
 	Secrets map[string]string
+	// SecretRefs, when not nil, is what `secrets.NAME` reads instead of the value: a stand-in
+	// the server swaps for the value on the request as it leaves, so the function's
+	// expressions never hold the value itself. A declared name missing here is null, even when
+	// Secrets has it (crypto.hmacSha256 still takes its key from Secrets).
+	SecretRefs map[string]string
 	// Caller is caller.id, the per-plugin pseudonym of the calling device; "" makes caller null
 	// (an `access: public` function).
 	Caller string
@@ -93,9 +98,15 @@ func RunServer(ctx context.Context, p *plugin.Plugin, fn string, input any, o Se
 	}
 	srv := &serverRun{secrets: expr.NewObject(4), raw: map[string]string{}, kv: o.KV}
 	for _, name := range p.Manifest.Server.Secrets {
-		if v, ok := o.Secrets[name]; ok {
-			srv.secrets.Set(name, v)
+		v, ok := o.Secrets[name]
+		if ok {
 			srv.raw[name] = v
+		}
+		if o.SecretRefs != nil {
+			v, ok = o.SecretRefs[name]
+		}
+		if ok {
+			srv.secrets.Set(name, v)
 		} else {
 			srv.secrets.Set(name, nil)
 		}

@@ -48,6 +48,14 @@ server:
       input:
         secret: { type: string }
       return: m
+    refs:
+      effect: read
+      access: public
+      steps:
+        - let: m
+          ability: crypto.hmacSha256
+          args: "{ secret: 'KEY', text: 'x' }"
+      return: "{ key: secrets.KEY, unset: secrets.UNSET, m: m }"
 tools:
   t: { title: T, description: A tool., effect: read, steps: [{ let: x, value: "1" }], return: x }
 i18n:
@@ -114,6 +122,13 @@ func TestRunServer(t *testing.T) {
 	m.Write([]byte("x"))
 	if v, err := interp.RunServer(ctx, p, "mac", obj(`{"secret":"KEY"}`), interp.ServerOptions{Secrets: map[string]string{"KEY": "k"}}); err != nil || v != hex.EncodeToString(m.Sum(nil)) {
 		t.Errorf("mac: %v %v", v, err)
+	}
+	// With SecretRefs the function reads the stand-in, never the value; hmac keys on the value.
+	v, err := interp.RunServer(ctx, p, "refs", nil, interp.ServerOptions{Secrets: map[string]string{"KEY": "k", "UNSET": "u"},
+		SecretRefs: map[string]string{"KEY": "ref-KEY"}})
+	b, _ := expr.ToJSON(v, "")
+	if want := `{"key":"ref-KEY","unset":null,"m":"` + hex.EncodeToString(m.Sum(nil)) + `"}`; err != nil || string(b) != want {
+		t.Errorf("refs: %s %v, want %s", b, err, want)
 	}
 	for _, c := range []struct {
 		fn    string

@@ -246,7 +246,8 @@ func openCloudStorage(ctx context.Context, db string) (server.Storage, string, e
 
 // cloudFunctions reads the operator's server-function policy from the environment (seed 003
 // “服务端函数”): CLOUD_FN_POLICY=off (default: no functions, 501 unsupported) | verified |
-// allowlist | open, CLOUD_FN_ALLOWLIST (LINK@sha256:HEX, comma-separated) and the secrets
+// allowlist | open, CLOUD_FN_ALLOWLIST (LINK@sha256:HEX, comma-separated), the secret
+// bindings CLOUD_FN_SECRETS (fnrun.ParseSecrets) and their values
 // CLOUD_FN_SECRET_<PLUGIN>_<NAME>. Nil when off.
 func cloudFunctions(ctx context.Context, st server.Storage, log *slog.Logger) (server.Functions, error) {
 	policy, err := fnrun.ParsePolicy(os.Getenv("CLOUD_FN_POLICY"))
@@ -257,14 +258,27 @@ func cloudFunctions(ctx context.Context, st server.Storage, log *slog.Logger) (s
 	if err != nil {
 		return nil, err
 	}
-	r, err := fnrun.New(fnrun.Config{Policy: policy, Allow: allow, Storage: st})
+	secrets, err := fnrun.ParseSecrets(os.Getenv("CLOUD_FN_SECRETS"), os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	bound := map[string]bool{}
+	for _, b := range secrets {
+		bound[fnrun.SecretEnv(b.Plugin, b.Name)] = true
+	}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "CLOUD_FN_SECRET_") && !bound[k] {
+			log.Warn("server functions: a secret no CLOUD_FN_SECRETS entry binds is given to no function", "var", k)
+		}
+	}
+	r, err := fnrun.New(fnrun.Config{Policy: policy, Allow: allow, Secrets: secrets, Storage: st})
 	if err != nil {
 		return nil, err
 	}
 	if err := r.Preload(ctx); err != nil {
 		log.Warn("server functions: allowlisted documents not loaded", "err", err)
 	}
-	log.Info("server functions on", "policy", string(policy), "allowlisted", len(allow))
+	log.Info("server functions on", "policy", string(policy), "allowlisted", len(allow), "secrets", len(secrets))
 	return r, nil
 }
 

@@ -13,10 +13,17 @@
 // Every call runs the version recorded in the caller's token: the document is fetched by its link
 // once, kept by its hash, and refused (409 conflict) when the link now serves another version.
 // Functions get the server's abilities only: the caller's own server KV, crypto.sha256,
-// crypto.hmacSha256 with a secret named in server.secrets and set by the operator
-// (CLOUD_FN_SECRET_<PLUGIN>_<NAME>), crypto.randomId, and https requests to server.network
-// hosts. They never get campus access. An output that would carry a secret is refused, and
-// error messages have secrets masked.
+// crypto.hmacSha256, crypto.randomId, and https requests to server.network hosts. They never
+// get campus access.
+//
+// Secrets are given by identity, never by the id a document claims: each operator secret is
+// bound to an approved link (and, when pinned, content hash) in CLOUD_FN_SECRETS
+// (SecretBinding), and under the open policy only to a version also on the allowlist. A
+// function never holds a secret's value: `secrets.NAME` is a random stand-in, which the runner
+// swaps for the value only in the request header or query parameter to the host the binding
+// names. The stand-in or the value in any other part of any request, in a result or in an
+// error message (as it is, split, reversed, re-cased, percent/base64/hex encoded or in pieces)
+// is refused, and so is a reply that echoes the value.
 package fnrun
 
 import (
@@ -25,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -58,9 +64,9 @@ type Config struct {
 	// Fetcher reads the documents' files by URL; nil is a plugin.HTTPFetcher (public addresses
 	// only).
 	Fetcher plugin.Fetcher
-	// Secret returns the operator's value of secret name for plugin; ok false when unset. Nil
-	// is EnvSecrets.
-	Secret func(plugin, name string) (string, bool)
+	// Secrets are the operator's secrets, each bound to the plugin identity it is given to
+	// (SecretBinding; ParseSecrets reads CLOUD_FN_SECRETS). Nil: no function gets a secret.
+	Secrets []SecretBinding
 	// Storage holds the callers' server KV (in the store tables, under namespace plugin "/fn",
 	// so deleting a device deletes it); required.
 	Storage server.Storage
@@ -114,8 +120,16 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Fetcher == nil {
 		cfg.Fetcher = &plugin.HTTPFetcher{}
 	}
-	if cfg.Secret == nil {
-		cfg.Secret = EnvSecrets(os.LookupEnv)
+	for i := range cfg.Secrets {
+		if err := cfg.Secrets[i].validate(); err != nil {
+			return nil, fmt.Errorf("fnrun: secret %d: %w", i+1, err)
+		}
+		if cfg.Secrets[i].Value == "" {
+			return nil, fmt.Errorf("fnrun: secret %d (%s %s): no value", i+1, cfg.Secrets[i].Plugin, cfg.Secrets[i].Name)
+		}
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = interp.NewTransport(cfg.AllowPrivateAddrs)
 	}
 	if cfg.KVLimits == (protocol.StoreLimits{}) {
 		cfg.KVLimits = protocol.DefaultLimits().Store
@@ -155,15 +169,8 @@ func ParseAllowlist(s string) ([]protocol.DocumentRef, error) {
 	return out, nil
 }
 
-// EnvSecrets looks secrets up in the environment: secret NAME of plugin my-plugin is
-// CLOUD_FN_SECRET_MY_PLUGIN_NAME.
-func EnvSecrets(lookup func(string) (string, bool)) func(plugin, name string) (string, bool) {
-	return func(p, name string) (string, bool) {
-		return lookup(SecretEnv(p, name))
-	}
-}
-
-// SecretEnv is the environment variable of secret name of plugin p.
+// SecretEnv is the environment variable that holds the value of secret name bound for plugin
+// p in CLOUD_FN_SECRETS: CLOUD_FN_SECRET_MY_PLUGIN_NAME for my-plugin.
 func SecretEnv(p, name string) string {
 	return "CLOUD_FN_SECRET_" + strings.ToUpper(strings.ReplaceAll(p, "-", "_")) + "_" + name
 }
@@ -307,14 +314,18 @@ func (r *Runner) Call(ctx context.Context, c server.FunctionCall) (json.RawMessa
 			return hit.out, nil
 		}
 	}
-	secrets := map[string]string{}
-	for _, name := range p.Manifest.Server.Secrets {
-		if v, ok := r.cfg.Secret(c.Plugin, name); ok {
-			secrets[name] = v
-		}
+	// The function sees stand-ins; the guard swaps them for the values where the operator
+	// allows, and refuses them (in any form) everywhere else.
+	gs := grants(r.grant(c.Doc, p))
+	secrets, refs := map[string]string{}, map[string]string{}
+	for _, g := range gs {
+		secrets[g.b.Name], refs[g.b.Name] = g.b.Value, g.standIn
 	}
-	o := interp.ServerOptions{Transport: r.cfg.Transport, AllowPrivateAddrs: r.cfg.AllowPrivateAddrs,
-		Secrets: secrets, Now: r.cfg.Now}
+	o := interp.ServerOptions{Transport: r.cfg.Transport, Secrets: secrets, SecretRefs: refs, Now: r.cfg.Now}
+	if len(gs) > 0 {
+		o.Transport = &guard{inner: r.cfg.Transport, gs: gs}
+	}
+	needles := allNeedles(gs)
 	if !public {
 		o.Caller = c.Caller
 		o.KV = &kv{st: r.cfg.Storage, ns: server.Namespace{Device: c.Device, Plugin: c.Plugin + "/fn"}, q: r.cfg.KVLimits, now: r.cfg.Now}
@@ -323,16 +334,22 @@ func (r *Runner) Call(ctx context.Context, c server.FunctionCall) (json.RawMessa
 	if err != nil {
 		var ie *interp.Error
 		if errors.As(err, &ie) && ie.Kind == interp.KindInput {
-			return nil, wireErr(protocol.CodeBadRequest, mask(ie.Error(), secrets))
+			return nil, wireErr(protocol.CodeBadRequest, withheld(ie.Error(), gs, needles))
 		}
-		return nil, wireErr(protocol.CodeServer, "function "+c.Name+" failed: "+mask(err.Error(), secrets))
+		msg := withheld(err.Error(), gs, needles)
+		var rf *refusal
+		if errors.As(err, &rf) && msg != maskSecrets(err.Error(), gs) {
+			msg = "a request was refused: " + rf.msg
+		}
+		return nil, wireErr(protocol.CodeServer, "function "+c.Name+" failed: "+msg)
 	}
 	out, err := expr.ToJSON(v, "")
 	if err != nil {
 		return nil, wireErr(protocol.CodeServer, "function "+c.Name+": result: "+err.Error())
 	}
-	if name := leaks(out, secrets); name != "" {
-		return nil, wireErr(protocol.CodeServer, "function "+c.Name+": the result holds the value of secret "+name+"; refused")
+	if name := found(string(out), needles); name != "" {
+		return nil, wireErr(protocol.CodeServer, "function "+c.Name+": the result holds secret "+name+
+			" (as it is, or split, reversed, re-cased, encoded or in pieces); a secret may only go in the requests the operator allows; refused")
 	}
 	if key != "" {
 		r.mu.Lock()
@@ -345,28 +362,12 @@ func (r *Runner) Call(ctx context.Context, c server.FunctionCall) (json.RawMessa
 	return out, nil
 }
 
-// leaks returns the name of a secret whose value appears in out (as it is, or JSON-escaped), or
-// "".
-func leaks(out []byte, secrets map[string]string) string {
-	s := string(out)
-	for name, v := range secrets {
-		if v == "" {
-			continue
-		}
-		esc, _ := json.Marshal(v)
-		if strings.Contains(s, v) || strings.Contains(s, string(esc[1:len(esc)-1])) {
-			return name
-		}
-	}
-	return ""
-}
-
-// mask replaces every secret value in msg with [secret NAME].
-func mask(msg string, secrets map[string]string) string {
-	for name, v := range secrets {
-		if v != "" {
-			msg = strings.ReplaceAll(msg, v, "[secret "+name+"]")
-		}
+// withheld is an error message with every stand-in and value masked as [secret NAME]; a
+// message that still holds a secret in another form is withheld whole.
+func withheld(msg string, gs []*granted, ns []needle) string {
+	msg = maskSecrets(msg, gs)
+	if name := found(msg, ns); name != "" {
+		return "(the message is withheld: it held secret " + name + " in another form)"
 	}
 	return msg
 }

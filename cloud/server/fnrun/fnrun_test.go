@@ -107,6 +107,8 @@ return: x
 
 const link = "https://plugins.example.org/fndemo/PLUGIN.md"
 
+const officialLink = "https://github.com/pkuinfo/pku-harness-plugins/tree/main/plugins/fndemo"
+
 // files is a plugin.Fetcher over the document's files, at link's folder.
 type files map[string]string
 
@@ -168,15 +170,18 @@ func newEnv(t *testing.T, policy fnrun.Policy, allow func(hash string) []protoco
 	e := &env{t: t, st: server.NewMemory(), up: &upstream{}, hash: docHash(t, fl)}
 	var fns server.Functions
 	if policy != fnrun.PolicyOff {
-		cfg := fnrun.Config{Policy: policy, Fetcher: fl, Storage: e.st, Transport: e.up,
-			Secret: func(p, name string) (string, bool) {
-				if p == "fndemo" && name == "API_KEY" {
-					return "s3cr3t-value-42", true
-				}
-				return "", false
-			}}
+		cfg := fnrun.Config{Policy: policy, Fetcher: fl, Storage: e.st, Transport: e.up}
 		if allow != nil {
 			cfg.Allow = allow(e.hash)
+		}
+		// The secret is bound to this document's link and to the official one; under open the
+		// version must also be allowlisted, so open runs list it too.
+		for _, l := range []string{link, officialLink} {
+			cfg.Secrets = append(cfg.Secrets, fnrun.SecretBinding{Plugin: "fndemo", Name: "API_KEY", Link: l,
+				Uses: []fnrun.SecretUse{{Host: "api.example.org", Header: "Authorization"}}, Value: "s3cr3t-value-42"})
+		}
+		if policy == fnrun.PolicyOpen {
+			cfg.Allow = append(cfg.Allow, protocol.DocumentRef{Link: link, Hash: e.hash})
 		}
 		r, err := fnrun.New(cfg)
 		if err != nil {
@@ -443,7 +448,7 @@ func TestAllowlistAndVerified(t *testing.T) {
 	if r := ev.call(tok, "hello", map[string]any{"name": "a"}); r.status != 403 || !strings.Contains(r.body, "verified") {
 		t.Errorf("verified, community link: %d %s", r.status, r.body)
 	}
-	official := &protocol.DocumentRef{Link: "https://github.com/pkuinfo/pku-harness-plugins/tree/main/plugins/fndemo", Hash: ev.hash}
+	official := &protocol.DocumentRef{Link: officialLink, Hash: ev.hash}
 	tok, _ = ev.device(official)
 	if r := ev.call(tok, "hello", map[string]any{"name": "a"}); r.status != 200 {
 		t.Errorf("verified, official link: %d %s", r.status, r.body)
