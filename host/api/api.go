@@ -304,10 +304,19 @@ func classify(err error) *Error {
 		ie  *interp.Error
 		mbe *http.MaxBytesError
 		nse *campus.NotSignedInError
+		af  *host.AuditFailure
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &af):
+		// The client must learn whether the tool ran (a write must not be repeated blindly);
+		// the database's error stays in the server log.
+		msg := fmt.Sprintf("%s.%s did not run: its audit record could not be written (see the server log)", af.Plugin, af.Tool)
+		if af.Ran {
+			msg = fmt.Sprintf("%s.%s ran, but its audit record could not be completed (see the server log); its result is withheld", af.Plugin, af.Tool)
+		}
+		return &Error{Status: http.StatusInternalServerError, Code: "audit_failed", Message: msg, Extra: map[string]any{"ran": af.Ran}}
 	case errors.As(err, &mbe):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
 	case errors.As(err, &nf):
