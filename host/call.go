@@ -97,7 +97,9 @@ const TaintTTL = time.Hour
 // that needs the user's answer returns a CallResult with Confirmation set
 // and runs nothing; otherwise the tool runs with the host's KV, campus
 // client and abilities. A failed run is the *interp.Error of the run. Every
-// call, refused or not, is written to the audit log. A remote plugin's tool
+// call, refused or not, is written to the audit log — a call to run before
+// it runs — and a call whose entry cannot be written fails with an
+// *AuditFailure (which says whether the tool ran). A remote plugin's tool
 // (WithRemotes) goes through the same rules and log; its result is
 // untrusted.
 func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
@@ -118,12 +120,16 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	switch d {
 	case Refuse:
 		ref := &Refusal{Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Reason: reason}
-		h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
+		if err := h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start)); err != nil {
+			return nil, err
+		}
 		return nil, ref
 	case Confirm:
 		// A call that would fail on its input is refused now, not after a person approved it.
 		if _, err := interp.CheckInput(t, req.Input); err != nil {
-			h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
+			if aerr := h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start)); aerr != nil {
+				return nil, aerr
+			}
 			return nil, err
 		}
 		c := &Confirmation{
@@ -135,7 +141,10 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 		h.sweep()
 		h.pending[c.ID] = c
 		h.mu.Unlock()
-		h.audit(ctx, req, t.Effect, "confirm", reason, time.Since(start))
+		if err := h.audit(ctx, req, t.Effect, "confirm", reason, time.Since(start)); err != nil {
+			h.unpend(c.ID)
+			return nil, err
+		}
 		return &CallResult{Confirmation: c}, nil
 	}
 	return h.run(ctx, req, p, t, start)
@@ -171,11 +180,15 @@ func (h *Host) Confirm(ctx context.Context, id string, approve bool) (*CallResul
 		} else if p.Hash != c.hash {
 			reason = fmt.Sprintf("%s changed since the confirmation was asked (now %s); ask again", c.Plugin, p.Manifest.Version)
 		} else {
-			h.audit(ctx, req, t.Effect, "approved", approvedNote(c), 0)
+			if err := h.audit(ctx, req, t.Effect, "approved", approvedNote(c), 0); err != nil {
+				return nil, err
+			}
 			return h.run(ctx, req, p, t, start)
 		}
 	}
-	h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
+	if err := h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start)); err != nil {
+		return nil, err
+	}
 	return nil, &Refusal{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Reason: reason}
 }
 
@@ -404,17 +417,26 @@ func (h *Host) run(ctx context.Context, req CallRequest, p *plugin.Plugin, t *pl
 	if input == nil {
 		input = expr.NewObject(0)
 	}
+	// The call is in the log before it runs, so no tool runs unrecorded.
+	entry, err := h.auditStart(ctx, req, t.Effect)
+	if err != nil {
+		return nil, err
+	}
 	runStart := time.Now()
 	v, untrusted, err := h.runTool(ctx, req, p, t, input)
 	untrusted = untrusted || t.Untrusted
 	took := time.Since(runStart)
 	if err != nil {
-		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
+		if aerr := h.auditEnd(ctx, entry, req, "error", err.Error(), time.Since(start)); aerr != nil {
+			return nil, aerr
+		}
 		return nil, err
 	}
 	private := privateOf(p, t, h.privateTools(p))
 	h.noteRead(req, untrusted, private)
-	h.audit(ctx, req, t.Effect, "ok", "", time.Since(start))
+	if err := h.auditEnd(ctx, entry, req, "ok", "", time.Since(start)); err != nil {
+		return nil, err
+	}
 	return &CallResult{Value: v, Untrusted: untrusted, Private: private, Duration: took}, nil
 }
 

@@ -115,7 +115,9 @@ func (h *Host) callRemote(ctx context.Context, req CallRequest, state TurnState,
 	d, reason := v.Decision, v.Reason
 	switch d {
 	case Refuse:
-		h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
+		if err := h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start)); err != nil {
+			return nil, err
+		}
 		return nil, &Refusal{Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Reason: reason}
 	case Confirm:
 		c := &Confirmation{
@@ -127,7 +129,10 @@ func (h *Host) callRemote(ctx context.Context, req CallRequest, state TurnState,
 		h.sweep()
 		h.pending[c.ID] = c
 		h.mu.Unlock()
-		h.audit(ctx, req, t.Effect, "confirm", reason, time.Since(start))
+		if err := h.audit(ctx, req, t.Effect, "confirm", reason, time.Since(start)); err != nil {
+			h.unpend(c.ID)
+			return nil, err
+		}
 		return &CallResult{Confirmation: c}, nil
 	}
 	return h.runRemote(ctx, req, t, start)
@@ -148,11 +153,15 @@ func (h *Host) confirmRemote(ctx context.Context, c *Confirmation, approve bool)
 		} else if t.Effect != c.Effect {
 			reason = fmt.Sprintf("%s.%s changed since the confirmation was asked (now effect %s); ask again", c.Plugin, c.Tool, t.Effect)
 		} else {
-			h.audit(ctx, req, t.Effect, "approved", approvedNote(c), 0)
+			if err := h.audit(ctx, req, t.Effect, "approved", approvedNote(c), 0); err != nil {
+				return nil, err
+			}
 			return h.runRemote(ctx, req, t, start)
 		}
 	}
-	h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start))
+	if err := h.audit(ctx, req, t.Effect, "refused", reason, time.Since(start)); err != nil {
+		return nil, err
+	}
 	return nil, &Refusal{Actor: c.Actor, Plugin: c.Plugin, Tool: c.Tool, Reason: reason}
 }
 
@@ -165,21 +174,31 @@ func (h *Host) runRemote(ctx context.Context, req CallRequest, t *plugin.Tool, s
 	if err != nil {
 		return nil, err
 	}
+	entry, err := h.auditStart(ctx, req, t.Effect)
+	if err != nil {
+		return nil, err
+	}
 	runStart := time.Now()
 	out, err := h.remotes.CallTool(ctx, req.Plugin, req.Tool, in)
 	took := time.Since(runStart)
 	if err != nil {
-		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
+		if aerr := h.auditEnd(ctx, entry, req, "error", err.Error(), time.Since(start)); aerr != nil {
+			return nil, aerr
+		}
 		// A failed tool run, as a host plugin's would be (the API answers 422).
 		return nil, &interp.Error{Kind: interp.KindHTTP, Msg: err.Error()}
 	}
 	v, err := expr.FromJSON(out)
 	if err != nil {
-		h.audit(ctx, req, t.Effect, "error", err.Error(), time.Since(start))
+		if aerr := h.auditEnd(ctx, entry, req, "error", err.Error(), time.Since(start)); aerr != nil {
+			return nil, aerr
+		}
 		return nil, fmt.Errorf("host: %s.%s: result: %w", req.Plugin, req.Tool, err)
 	}
 	h.noteRead(req, true, false)
-	h.audit(ctx, req, t.Effect, "ok", "", time.Since(start))
+	if err := h.auditEnd(ctx, entry, req, "ok", "", time.Since(start)); err != nil {
+		return nil, err
+	}
 	return &CallResult{Value: v, Untrusted: true, Duration: took}, nil
 }
 

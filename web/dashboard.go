@@ -102,7 +102,7 @@ func (d *Dashboard) unit() time.Duration {
 }
 
 func (d *Dashboard) route(srv *api.Server) {
-	srv.HandleFunc("POST /v1/ui/dashboard/events", d.events)
+	srv.HandleStream("POST /v1/ui/dashboard/events", d.events)
 }
 
 func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) error {

@@ -9,17 +9,20 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pkuinfo/harness/host/api"
 )
 
-// TestDashboardEventsManyPages: every tab of the app opens its own stream; thirty of them
-// following the same card must not run the card's data source thirty times an interval (a
-// page cannot choose the host's refresh rate by opening more streams).
+// TestDashboardEventsManyPages: every tab of the app opens its own stream; as many as one
+// client may hold (api.MaxClientStreams) following the same card must not run the card's data
+// source that many times an interval (a page cannot choose the host's refresh rate by opening
+// more streams).
 func TestDashboardEventsManyPages(t *testing.T) {
 	h, ts := dashboardHost(t)
 	a := addCard(t, h, `{"widget":"shuttle.next","size":"md"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	const pages = 30
+	const pages = api.MaxClientStreams
 	var mu sync.Mutex
 	events := 0
 	var wg sync.WaitGroup

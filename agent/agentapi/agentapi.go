@@ -41,7 +41,7 @@ func Register(s *api.Server, a *agent.Agent) *Routes {
 	s.HandleFunc("GET /v1/conversations", r.list)
 	s.HandleFunc("GET /v1/conversations/{id}", r.get)
 	s.HandleFunc("DELETE /v1/conversations/{id}", r.remove)
-	s.HandleFunc("POST /v1/conversations/{id}/messages", r.message)
+	s.HandleStream("POST /v1/conversations/{id}/messages", r.message)
 	s.HandleFunc("POST /v1/conversations/{id}/confirmations/{cid}", r.confirm)
 	s.HandleFunc("POST /v1/conversations/{id}/questions/{qid}", r.answer)
 	s.HandleFunc("POST /v1/conversations/{id}/cancel", r.cancel)

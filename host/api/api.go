@@ -64,6 +64,10 @@ type Options struct {
 	Now func() time.Time
 	// Log receives one line per failed request; nil means slog.Default().
 	Log *slog.Logger
+	// MaxStreams and MaxClientStreams cap the open streams (HandleStream)
+	// in all and per client; 0 means the constants of the same names. Tests
+	// lower them.
+	MaxStreams, MaxClientStreams int
 }
 
 // Server is the JSON API of one Host. It is an http.Handler.
@@ -74,6 +78,8 @@ type Server struct {
 	log    *slog.Logger
 	routes []string // every pattern added, in order (Routes)
 	auth   *authLimiter
+	// streams counts the open streams of HandleStream and LimitStreams.
+	streams *streamLimiter
 	// bodyless maps the patterns whose DELETE may come without a
 	// Content-Type to the header such a DELETE must carry (HandleProtocol).
 	bodyless map[string]string
@@ -90,6 +96,7 @@ func New(h *host.Host, opts Options) *Server {
 		now = time.Now
 	}
 	s.auth = &authLimiter{now: now, clients: map[string]*authClient{}}
+	s.streams = newStreamLimiter(opts.MaxStreams, opts.MaxClientStreams)
 	s.route("GET /v1/health", s.health)
 	s.route("GET /v1/plugins", s.list)
 	s.route("POST /v1/reviews", s.review)
@@ -304,10 +311,19 @@ func classify(err error) *Error {
 		ie  *interp.Error
 		mbe *http.MaxBytesError
 		nse *campus.NotSignedInError
+		af  *host.AuditFailure
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &af):
+		// The client must learn whether the tool ran (a write must not be repeated blindly);
+		// the database's error stays in the server log.
+		msg := fmt.Sprintf("%s.%s did not run: its audit record could not be written (see the server log)", af.Plugin, af.Tool)
+		if af.Ran {
+			msg = fmt.Sprintf("%s.%s ran, but its audit record could not be completed (see the server log); its result is withheld", af.Plugin, af.Tool)
+		}
+		return &Error{Status: http.StatusInternalServerError, Code: "audit_failed", Message: msg, Extra: map[string]any{"ran": af.Ran}}
 	case errors.As(err, &mbe):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
 	case errors.As(err, &nf):

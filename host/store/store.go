@@ -3,7 +3,10 @@
 // commands and a running `harness serve` share it (issue 4 "State"). The
 // database runs in WAL mode with a busy timeout and immediate transactions:
 // readers never block, and writers from several processes wait for each
-// other instead of failing.
+// other instead of failing. A process holds at most MaxConns connections to
+// it (each is three descriptors: the database, its -wal and its -shm), keeps
+// at most MaxIdleConns of them when idle and closes those after ConnIdle, so
+// a burst of requests waits for a connection instead of opening one each.
 //
 // Tables are created by numbered migrations. A package that keeps state adds
 // its own with Register from an init function; Open applies, in version
@@ -98,12 +101,27 @@ func Registered() []Migration {
 	return ms
 }
 
+// Bounds of the connection pool of Open. SQLite lets one connection write at
+// a time (the others wait in busy_timeout); readers run side by side in WAL
+// mode, and two cores keep a few of them busy. A request past MaxConns waits
+// for a free connection (until its context ends) rather than opening a file.
+const (
+	// MaxConns is the most connections one DB opens at once.
+	MaxConns = 8
+	// MaxIdleConns is the most connections kept open while idle.
+	MaxIdleConns = 2
+	// ConnIdle is how long an idle connection stays open.
+	ConnIdle = 30 * time.Second
+)
+
 // DB is the host's open database. It is safe for concurrent use, and other
 // processes may have the same file open.
 type DB struct {
 	// SQL is the database handle for packages that keep their own tables.
 	// Write transactions are IMMEDIATE (they take the write lock at BEGIN),
-	// so a read-then-write inside one transaction cannot deadlock.
+	// so a read-then-write inside one transaction cannot deadlock. Its pool
+	// holds at most MaxConns connections: code inside a transaction uses the
+	// *sql.Tx, never SQL, and closes a Rows before it queries again.
 	SQL *sql.DB
 	dir string
 	kv  *kvstore.SQLite
@@ -133,6 +151,9 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	db.SetMaxOpenConns(MaxConns)
+	db.SetMaxIdleConns(MaxIdleConns)
+	db.SetConnMaxIdleTime(ConnIdle)
 	s := &DB{SQL: db, dir: dir}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

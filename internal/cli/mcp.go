@@ -89,7 +89,11 @@ func runMCP(env *Env) int {
 func mcpServe(ctx context.Context, h *host.Host, s *api.Server) error {
 	reg := mcpx.NewRegistry(h.Store())
 	srv := mcpx.NewServer(&mcpx.HostBackend{Host: h}, mcpx.Options{Version: Version})
-	s.HandleProtocol("/mcp", "Mcp-Session-Id", mcpx.Handler(srv, "", slog.Default()))
+	// A session's GET is its notification stream: it holds one of the API's stream slots,
+	// counted against the session (the SDK allows one such stream a session).
+	s.HandleProtocol("/mcp", "Mcp-Session-Id", s.LimitStreams(mcpx.Handler(srv, "", slog.Default()),
+		func(r *http.Request) bool { return r.Method == http.MethodGet },
+		func(r *http.Request) string { return "mcp session " + r.Header.Get("Mcp-Session-Id") }))
 	s.HandleFunc("GET /v1/remote-plugins", func(w http.ResponseWriter, r *http.Request) error {
 		list, err := reg.List(r.Context())
 		if err != nil {

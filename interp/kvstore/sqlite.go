@@ -35,8 +35,8 @@ CREATE TABLE IF NOT EXISTS kv (
 ) WITHOUT ROWID;`
 
 // OpenSQLite opens (creating if needed) the store in the database file at
-// path; ":memory:" gives a private in-memory database. The caller must Close
-// it.
+// path; ":memory:" gives a private in-memory database. It holds at most four
+// connections to a file (one to memory). The caller must Close it.
 func OpenSQLite(path string) (*SQLite, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	if path == ":memory:" {
@@ -48,6 +48,12 @@ func OpenSQLite(path string) (*SQLite, error) {
 	}
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1) // every connection would get its own database
+	} else {
+		// Writes are serialised by mu anyway: a few connections serve the
+		// readers, and idle ones give their descriptors back.
+		db.SetMaxOpenConns(4)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxIdleTime(30 * time.Second)
 	}
 	if _, err := db.Exec(sqliteSchema); err != nil {
 		db.Close()
