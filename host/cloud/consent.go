@@ -76,7 +76,7 @@ func DeclOfPlugin(p *plugin.Plugin) *Decl {
 // provider (after a withdrawal or a removal too) and when Cloud is turned off or the provider
 // changes; a channel is bound to the ID it was opened under and never resumed under another.
 type Consent struct {
-	ID           string    `json:"id"` // 32 hex digits
+	ID           string    `json:"-"` // 32 hex digits; not shown: it means nothing to a face
 	Plugin       string    `json:"plugin"`
 	Provider     string    `json:"provider"` // host[:port] of the provider
 	At           time.Time `json:"at"`
