@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -475,20 +476,73 @@ func (h *Host) setFlag(ctx context.Context, id, col string, on bool) error {
 	return nil
 }
 
-// Remove uninstalls a plugin: its versions, files, modes, KV entries and
-// cached data sources. The audit log keeps its past calls. A remote plugin
-// is removed with its token.
+// Remove uninstalls a plugin: RemoveWith keeping what it stored with the Cloud provider.
 func (h *Host) Remove(ctx context.Context, id string) error {
+	_, err := h.RemoveWith(ctx, id, RemoveOptions{})
+	return err
+}
+
+// RemoveOptions are RemoveWith's options. DeleteCloudData also deletes every store key the
+// plugin kept with the current Cloud provider (the provider must answer).
+type RemoveOptions struct {
+	DeleteCloudData bool `json:"deleteCloudData"`
+}
+
+// The CloudData of a Removed.
+const (
+	CloudDataNone    = "none"    // the plugin declares no Cloud use
+	CloudDataDeleted = "deleted" // its store keys with the current provider were deleted
+	CloudDataKept    = "kept"    // they stay on the provider, deleted before a later consent
+)
+
+// Removed is what RemoveWith did: the plugin id, CloudData (CloudDataNone, CloudDataDeleted
+// or CloudDataKept) and Closing, how many of its Cloud channels the provider has not
+// confirmed closed yet (their keys are forgotten; the host closes them when it can).
+type Removed struct {
+	ID        string `json:"removed"`
+	CloudData string `json:"cloudData"`
+	Closing   int    `json:"closingChannels"`
+}
+
+// RemoveWith uninstalls a plugin: its versions, files, modes, KV entries and cached data
+// sources, and its Cloud consent, local mirror and channel keys (its channels are closed on
+// the provider, cloud.Manager.ForgetPlugin), so an install under the same id later starts
+// unconsented. What it stored with the provider is deleted with opts.DeleteCloudData (with
+// the provider unreachable it fails with cloud.CodeOffline and removes nothing); otherwise it
+// is kept there and deleted before a plugin under the same id is next allowed to use that
+// provider. The audit log keeps its past calls. A remote plugin is removed with its token.
+func (h *Host) RemoveWith(ctx context.Context, id string, opts RemoveOptions) (*Removed, error) {
 	r, err := h.record(ctx, h.db.SQL, id)
 	if isNotFound(err) && h.remotes != nil {
 		if rerr := h.remotes.Remove(ctx, id); !isNotFound(rerr) {
-			return rerr
+			if rerr != nil {
+				return nil, rerr
+			}
+			return &Removed{ID: id, CloudData: CloudDataNone}, nil
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return h.db.Tx(ctx, func(tx *sql.Tx) error {
+	out := &Removed{ID: id, CloudData: CloudDataNone}
+	if p, perr := h.Plugin(ctx, id); perr != nil || cloud.DeclOfPlugin(p) != nil {
+		out.CloudData = CloudDataKept
+		if opts.DeleteCloudData {
+			out.CloudData = CloudDataDeleted
+		}
+	}
+	// Cloud first: a failure leaves the plugin installed; a removal that fails after it leaves
+	// it installed but unconsented, never removed with its consent kept.
+	m := cloud.For(h.db)
+	if err := m.ForgetPlugin(ctx, id, cloud.RemoveOptions{DeleteData: opts.DeleteCloudData}); err != nil {
+		return nil, err
+	}
+	closing, err := m.Closing(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out.Closing = len(closing)
+	err = h.db.Tx(ctx, func(tx *sql.Tx) error {
 		if r.official {
 			// The user removed it: InstallOfficial must not bring it back.
 			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO settings (key, value) VALUES (?, '1')`, removedKey(id)); err != nil {
@@ -506,4 +560,8 @@ func (h *Host) Remove(ctx context.Context, id string) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -413,6 +413,22 @@ func (ch *Channel) Close(ctx context.Context) error {
 	return err
 }
 
+// CloseChannel closes the channel id this device and plugin opened (DELETE /v1/channels/{id})
+// without its keys or an owner socket: what a host needs to end a channel whose keys it has
+// already forgotten. A channel already closed or expired (gone) counts as closed; a protocol
+// error is a *protocol.Error (not_found when the provider never had it, forbidden when another
+// device or plugin owns it), a transport failure the http client's error.
+func (p *Plugin) CloseChannel(ctx context.Context, id string) error {
+	if !protocol.ValidID(id) {
+		return errors.New("cloud channel: close: not a channel id")
+	}
+	err := p.do(ctx, http.MethodDelete, "/v1/channels/"+url.PathEscape(id), nil, nil, nil)
+	if IsCode(err, protocol.CodeGone) {
+		err = nil
+	}
+	return err
+}
+
 // Disconnect stops the owner socket without closing the channel on the server; viewers see the
 // owner go offline. The channel lives on until it expires.
 func (ch *Channel) Disconnect() {

@@ -327,3 +327,48 @@ func TestFrameBytesIsTheDefaultLimit(t *testing.T) {
 		t.Errorf("DEFAULT_LIMITS frameBytes %d, client.FrameBytes %d", got, client.FrameBytes)
 	}
 }
+
+// CloseChannel ends a channel by id alone (its keys forgotten, no owner socket): the viewer
+// sees it close with reason owner; closing it again is not an error; another plugin of the
+// same device may not close it.
+func TestCloseChannelByID(t *testing.T) {
+	ts := newTestServer(t)
+	ctx := context.Background()
+	c := ts.newClient(t, nil)
+	p, err := c.Plugin("demo", "channels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := p.OpenChannel(ctx, client.OpenOptions{TTL: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next(t, ch.Events(), client.EventConnected)
+	v, err := client.Join(ctx, ch.Link(), client.ViewerOptions{Backoff: fastBackoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Leave)
+	next(t, v.Events(), client.EventConnected)
+	id := ch.ID()
+	ch.Disconnect()
+	other, err := c.Plugin("other", "channels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CloseChannel(ctx, id); !client.IsCode(err, protocol.CodeForbidden) {
+		t.Errorf("another plugin closing the channel: %v", err)
+	}
+	if err := p.CloseChannel(ctx, "not an id"); err == nil {
+		t.Error("closed a channel by a malformed id")
+	}
+	if err := p.CloseChannel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, v.Events(), client.EventClosed); ev.Reason != protocol.ReasonOwner {
+		t.Errorf("the viewer saw the channel end with %q", ev.Reason)
+	}
+	if err := p.CloseChannel(ctx, id); err != nil {
+		t.Errorf("closing it again: %v", err)
+	}
+}

@@ -498,10 +498,18 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
-	if err := s.h.Remove(r.Context(), r.PathValue("id")); err != nil {
+	var opts host.RemoveOptions // body {"deleteCloudData": bool}, optional
+	if err := readJSON(r, &opts); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"removed": r.PathValue("id")})
+	out, err := s.h.RemoveWith(r.Context(), r.PathValue("id"), opts)
+	if cloud.IsCode(err, cloud.CodeOffline) {
+		return &Error{Status: http.StatusBadGateway, Code: "offline", Message: err.Error() + " (nothing was removed; remove without deleteCloudData to keep the data on the provider)"}
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

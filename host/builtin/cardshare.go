@@ -362,17 +362,12 @@ func (s *cardShare) run(ctx context.Context) {
 }
 
 // consented reports whether card-share still has the person's Cloud consent for the provider
-// the share was opened on; err is a failed check (the database closing with the host), which
-// is not a withdrawal: the share is left for a resume.
+// the share was opened on, and it is the consent the channel was opened under (a consent
+// withdrawn and given again, in this process or another, does not carry the old link on); err
+// is a failed check (the database closing with the host), which is not a withdrawal: the share
+// is left for a resume.
 func (s *cardShare) consented(ctx context.Context) (bool, error) {
-	m := cloud.For(s.h.Store())
-	d := s.cp.Decl()
-	ok, err := m.Consented(ctx, &d)
-	if err != nil || !ok {
-		return false, err
-	}
-	base, err := m.Provider(ctx)
-	return err == nil && base == s.ch.Link().Origin(), err
+	return s.cp.ChannelAllowed(ctx, s.ch)
 }
 
 // allowed reports whether a code may be drawn and sent now: only with the consent checked (a

@@ -53,6 +53,7 @@ type shareRig struct {
 	h     *host.Host
 	m     *cloud.Manager
 	stand *campustest.Stand
+	cc    *campus.Client
 	cloud string
 	log   *syncBuffer
 	// requests counts every request the Cloud server was sent.
@@ -124,7 +125,7 @@ func newShareRig(t testing.TB, refresh time.Duration, consent bool) *shareRig {
 			<-s.done
 		}
 	})
-	rig.h, rig.m, rig.cloud = h, m, hs.URL
+	rig.h, rig.m, rig.cloud, rig.cc = h, m, hs.URL, cc
 	rig.requests.Store(0) // setting the provider checked it
 	return rig
 }

@@ -71,8 +71,12 @@ func DeclOfPlugin(p *plugin.Plugin) *Decl {
 }
 
 // Consent is the record of a person allowing a plugin to use Cloud: the provider host it was
-// given for, when, and the declaration (disclosure, e2e, services) the person was shown.
+// given for, when, and the declaration (disclosure, e2e, services) the person was shown. ID
+// is the consent's generation: new when a consent is given where there was none for that
+// provider (after a withdrawal or a removal too) and when Cloud is turned off or the provider
+// changes; a channel is bound to the ID it was opened under and never resumed under another.
 type Consent struct {
+	ID           string    `json:"-"` // 32 hex digits; not shown: it means nothing to a face
 	Plugin       string    `json:"plugin"`
 	Provider     string    `json:"provider"` // host[:port] of the provider
 	At           time.Time `json:"at"`
@@ -87,7 +91,11 @@ type Consent struct {
 }
 
 // Allow records that the person allows d's plugin to use the current provider. It fails with
-// CodeUnavailable when no provider is set.
+// CodeUnavailable when no provider is set. When a removed plugin under the same id left data
+// with this provider, that data is deleted first (CodeOffline, and nothing recorded, when the
+// provider cannot be reached), so nothing it stored is readable by whatever is allowed now.
+// A consent already given for this provider keeps its ID (an update asking again does not
+// end its channels); any other gets a new one.
 func (m *Manager) Allow(ctx context.Context, d *Decl) (*Consent, error) {
 	if d == nil {
 		return nil, errors.New("cloud: this plugin declares no Cloud use")
@@ -99,10 +107,20 @@ func (m *Manager) Allow(ctx context.Context, d *Decl) (*Consent, error) {
 	if base == "" {
 		return nil, errf(d.Plugin, CodeUnavailable, "no Cloud provider is set (Settings → Cloud, or `harness cloud use URL`)")
 	}
+	if err := m.clearLeftover(ctx, d.Plugin, base); err != nil {
+		return nil, err
+	}
+	id, err := m.consentID(ctx, d.Plugin, base)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		id = newConsentID()
+	}
 	m.mu.Lock()
 	now := m.now()
 	m.mu.Unlock()
-	c := &Consent{Plugin: d.Plugin, Provider: hostOf(base), At: now.UTC().Truncate(time.Millisecond),
+	c := &Consent{ID: id, Plugin: d.Plugin, Provider: hostOf(base), At: now.UTC().Truncate(time.Millisecond),
 		DisclosureZh: d.DisclosureZh, DisclosureEn: d.DisclosureEn, E2E: d.E2E, Uses: d.Uses, Functions: nonNil(d.Functions), Document: d.Document}
 	disc, _ := json.Marshal(map[string][]string{"zh": c.DisclosureZh, "en": c.DisclosureEn})
 	uses, _ := json.Marshal(c.Uses)
@@ -112,26 +130,13 @@ func (m *Manager) Allow(ctx context.Context, d *Decl) (*Consent, error) {
 		b, _ := json.Marshal(c.Document)
 		doc = string(b)
 	}
-	_, err = m.db.SQL.ExecContext(ctx, `INSERT INTO cloud_consent (plugin, provider, at, disclosure, e2e, uses, document, functions) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (plugin) DO UPDATE SET provider = excluded.provider, at = excluded.at, disclosure = excluded.disclosure, e2e = excluded.e2e, uses = excluded.uses, document = excluded.document, functions = excluded.functions`,
-		c.Plugin, c.Provider, c.At.UnixMilli(), string(disc), c.E2E, string(uses), doc, string(fns))
+	_, err = m.db.SQL.ExecContext(ctx, `INSERT INTO cloud_consent (plugin, provider, at, disclosure, e2e, uses, document, functions, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (plugin) DO UPDATE SET provider = excluded.provider, at = excluded.at, disclosure = excluded.disclosure, e2e = excluded.e2e, uses = excluded.uses, document = excluded.document, functions = excluded.functions, id = excluded.id`,
+		c.Plugin, c.Provider, c.At.UnixMilli(), string(disc), c.E2E, string(uses), doc, string(fns), c.ID)
 	if err != nil {
 		return nil, fmt.Errorf("cloud: consent: %w", err)
 	}
 	return c, nil
-}
-
-// Revoke withdraws plugin's consent (the switch turned off); its calls fail with
-// CodeConsentRequired again. Revoking a plugin that had none is not an error.
-func (m *Manager) Revoke(ctx context.Context, plugin string) error {
-	_, err := m.db.SQL.ExecContext(ctx, `DELETE FROM cloud_consent WHERE plugin = ?`, plugin)
-	if err != nil {
-		return fmt.Errorf("cloud: consent: %w", err)
-	}
-	// Withdrawn consent ends the plugin's open channels at once: closed on the provider (the
-	// viewers see the end) and disconnected, so nothing more is relayed.
-	endChannels(ctx, m.takeChannels(plugin))
-	return nil
 }
 
 // ConsentOf returns plugin's consent record, nil when there is none (whatever provider it
@@ -140,8 +145,8 @@ func (m *Manager) ConsentOf(ctx context.Context, plugin string) (*Consent, error
 	var c Consent
 	var at int64
 	var disc, uses, doc, fns string
-	err := m.db.SQL.QueryRowContext(ctx, `SELECT plugin, provider, at, disclosure, e2e, uses, document, functions FROM cloud_consent WHERE plugin = ?`, plugin).
-		Scan(&c.Plugin, &c.Provider, &at, &disc, &c.E2E, &uses, &doc, &fns)
+	err := m.db.SQL.QueryRowContext(ctx, `SELECT id, plugin, provider, at, disclosure, e2e, uses, document, functions FROM cloud_consent WHERE plugin = ?`, plugin).
+		Scan(&c.ID, &c.Plugin, &c.Provider, &at, &disc, &c.E2E, &uses, &doc, &fns)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -16,6 +16,13 @@
 // write); writes and function calls fail at once with CodeOffline and are never queued;
 // channels reconnect by themselves with the client's backoff.
 //
+// What a consent allowed ends with it: withdrawing it, turning Cloud off, changing provider
+// and removing the plugin (ForgetPlugin) forget the channel keys in the same transaction and
+// close the channels on the provider, from whichever process does it; a close the provider
+// does not confirm is kept in cloud_closing and done by ClosePending later. Saved channels are
+// bound to the id of the consent they were opened under and never resumed under another.
+//
 // Tables (migrations 500–599): cloud_settings, cloud_secrets (vault-sealed identity and
-// channel states), cloud_consent, cloud_mirror.
+// channel records), cloud_consent, cloud_mirror, cloud_closing (pending closes),
+// cloud_leftover (data a removed plugin left with a provider).
 package cloud

@@ -69,12 +69,12 @@ func (m *Manager) clearRemote(ctx context.Context, d *Decl, base string) error {
 			return err
 		}
 		for _, id := range ids {
-			st, ok, err := p.state(ctx, base, id)
+			_, st, ok, err := p.state(ctx, base, id)
 			if err != nil || !ok {
 				continue
 			}
 			m.mu.Lock()
-			ch := m.channels[id]
+			ch := m.channels[id].ch
 			m.mu.Unlock()
 			if ch == nil {
 				if ch, err = cp.ResumeChannel(ctx, st, 1); err != nil {
@@ -114,8 +114,10 @@ func (m *Manager) clearLocal(ctx context.Context, plugin, base string) error {
 }
 
 // ForgetAll is "delete all cloud data": DELETE /v1/devices/me removes the device and all it
-// stored on the provider, then the host forgets the device identity, every channel key and
-// every mirror. Consents and the provider setting stay. Offline it fails with CodeOffline and
+// stored on the provider, then the host forgets the device identity, every channel key,
+// every mirror, every pending close and every record of data left behind by a removed plugin
+// (the device's channels and data went with it; another provider's cannot be reached without
+// the identity). Consents and the provider setting stay. Offline it fails with CodeOffline and
 // forgets nothing, so no data is left behind on the provider unreachable from here.
 func (m *Manager) ForgetAll(ctx context.Context) error {
 	c, base, err := m.client(ctx)
@@ -138,10 +140,10 @@ func (m *Manager) ForgetAll(ctx context.Context) error {
 		}
 	}
 	m.mu.Lock()
-	for _, ch := range m.channels {
-		ch.Disconnect()
+	for _, o := range m.channels {
+		o.ch.Disconnect()
 	}
-	m.channels = map[string]*client.Channel{}
+	m.channels = map[string]openChannel{}
 	m.cl, m.plugins = nil, map[string]*client.Plugin{}
 	m.mu.Unlock()
 	if _, err := m.db.SQL.ExecContext(ctx, `DELETE FROM cloud_secrets`); err != nil {
@@ -149,6 +151,13 @@ func (m *Manager) ForgetAll(ctx context.Context) error {
 	}
 	if _, err := m.db.SQL.ExecContext(ctx, `DELETE FROM cloud_mirror`); err != nil {
 		return fmt.Errorf("cloud: mirror: %w", err)
+	}
+	// The device's channels and data went with it; without its identity nothing left with
+	// another provider can be reached from here either.
+	for _, q := range []string{`DELETE FROM cloud_closing`, `DELETE FROM cloud_leftover`} {
+		if _, err := m.db.SQL.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("cloud: forget: %w", err)
+		}
 	}
 	return nil
 }

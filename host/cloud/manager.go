@@ -83,8 +83,7 @@ type Manager struct {
 	seen     time.Time // when online was last observed
 	box      *vault.Box
 	boxErr   error
-	channels map[string]*client.Channel // open channels by id, to close on forget
-	chanOf   map[string]string          // open channel id → its plugin, to close on revoke
+	channels map[string]openChannel // channels this process has open, by id
 }
 
 var (
@@ -99,7 +98,7 @@ func For(db *store.DB) *Manager {
 	if m, ok := forDB[db]; ok {
 		return m
 	}
-	m := &Manager{db: db, now: time.Now, hc: &http.Client{}, plugins: map[string]*client.Plugin{}, channels: map[string]*client.Channel{}}
+	m := &Manager{db: db, now: time.Now, hc: &http.Client{}, plugins: map[string]*client.Plugin{}, channels: map[string]openChannel{}}
 	forDB[db] = m
 	return m
 }
@@ -113,10 +112,10 @@ func Release(db *store.DB) {
 	forMu.Unlock()
 	if m != nil {
 		m.mu.Lock()
-		for _, ch := range m.channels {
-			ch.Disconnect()
+		for _, o := range m.channels {
+			o.ch.Disconnect()
 		}
-		m.channels = map[string]*client.Channel{}
+		m.channels = map[string]openChannel{}
 		m.mu.Unlock()
 	}
 }
@@ -288,41 +287,65 @@ func hostOf(origin string) string {
 
 // Use sets the provider: raw is checked first (Check) and kept only when it answers; "off"
 // (or "") turns Cloud off. Consents stay recorded but name the host they were given for, so
-// they count again only if the same provider is set again.
+// they count again only if the same provider is set again. Turning Cloud off or changing
+// provider ends what the consents allowed, in the same transaction as the setting: every
+// saved channel has its keys forgotten and is recorded as closing, and every consent gets a
+// new id, so a channel open in another process (a running `harness serve`) is not resumed or
+// saved again under it. The channels are then closed on the old provider (ClosePending); a
+// close it does not confirm stays pending and is not an error.
 func (m *Manager) Use(ctx context.Context, raw string) (*Meta, error) {
-	if s := strings.TrimSpace(raw); s == "" || s == "off" {
-		if _, err := m.db.SQL.ExecContext(ctx, `DELETE FROM cloud_settings WHERE k IN ('provider', 'meta')`); err != nil {
-			return nil, fmt.Errorf("cloud: settings: %w", err)
-		}
-		// Cloud off ends every open channel: nothing is relayed through a provider not in use.
-		endChannels(ctx, m.takeChannels(""))
-		_, err := m.Provider(ctx)
-		return nil, err
-	}
-	meta, err := m.Check(ctx, raw)
+	before, err := m.Provider(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if before, _ := m.Provider(ctx); before != "" && before != meta.Origin {
-		// Another provider: the channels open on the old one end.
-		endChannels(ctx, m.takeChannels(""))
+	var meta *Meta
+	settings := map[string]string{}
+	if s := strings.TrimSpace(raw); s != "" && s != "off" {
+		if meta, err = m.Check(ctx, raw); err != nil {
+			return nil, err
+		}
+		mb, _ := json.Marshal(meta)
+		settings = map[string]string{"provider": meta.Origin, "meta": string(mb)}
 	}
-	mb, _ := json.Marshal(meta)
+	changed := meta == nil || before != meta.Origin
 	err = m.db.Tx(ctx, func(tx *sql.Tx) error {
-		for k, v := range map[string]string{"provider": meta.Origin, "meta": string(mb)} {
+		if meta == nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM cloud_settings WHERE k IN ('provider', 'meta')`); err != nil {
+				return err
+			}
+		}
+		for k, v := range settings {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO cloud_settings (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, k, v); err != nil {
 				return err
 			}
 		}
-		return nil
+		if !changed {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE cloud_consent SET id = lower(hex(randomblob(16)))`); err != nil {
+			return err
+		}
+		return m.retireTx(ctx, tx, func(_, _, _ string) bool { return true })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cloud: settings: %w", err)
 	}
+	if changed {
+		if err := m.retireOpen(ctx, m.takeChannels("")); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := m.Provider(ctx); err != nil {
 		return nil, err
 	}
-	m.observe(true)
+	if meta != nil {
+		m.observe(true)
+	}
+	if changed {
+		if _, err := m.ClosePending(ctx, ""); err != nil {
+			return nil, err
+		}
+	}
 	return meta, nil
 }
 

@@ -7,10 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/api"
@@ -196,6 +198,9 @@ func cloudUseCmd(env *Env) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	if code := c.printClosing(); code != ExitOK {
+		return code
+	}
 	if meta == nil {
 		fmt.Fprintln(env.Stdout, c.t(msg.CloudOff))
 		return ExitOK
@@ -203,6 +208,49 @@ func cloudUseCmd(env *Env) int {
 	fmt.Fprintln(env.Stdout, c.t(msg.CloudUsing, meta.Origin, strings.Join(meta.Services, ", "), meta.Operator.Name))
 	fmt.Fprintln(env.Stdout, c.t(msg.CloudLimits, meta.Limits.Store.MaxKeys, meta.Limits.Store.MaxBytes, meta.Limits.Channels.MaxOpen))
 	return ExitOK
+}
+
+// printClosing says, per plugin, how many channels the provider has not confirmed closed.
+func (c *cloudCmd) printClosing() int {
+	pend, err := c.m.Closing(context.Background(), "")
+	if err != nil {
+		return c.fail(err)
+	}
+	n := map[string]int{}
+	var order []string
+	for _, p := range pend {
+		if n[p.Plugin] == 0 {
+			order = append(order, p.Plugin)
+		}
+		n[p.Plugin]++
+	}
+	for _, id := range order {
+		fmt.Fprintln(c.env.Stdout, c.t(msg.CloudClosing, n[id], id))
+	}
+	return ExitOK
+}
+
+// closePendingLoop closes the Cloud channels a withdrawal, a provider change or a removal left
+// pending (the provider was unreachable then, or no host process ran): at `harness serve`
+// start, then every minute until ctx ends.
+func closePendingLoop(ctx context.Context, h *host.Host, log *slog.Logger) {
+	m := cloud.For(h.Store())
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		n, err := m.ClosePending(ctx, "")
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("cloud: close withdrawn channels", "err", err)
+		case n > 0:
+			log.Debug("cloud: withdrawn channels not closed on the provider yet", "pending", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // cloudReport is what `harness cloud status --json` and GET /v1/cloud answer.
@@ -345,6 +393,11 @@ func cloudConsentCmd(env *Env) int {
 			return c.fail(err)
 		}
 		fmt.Fprintln(env.Stdout, c.t(msg.CloudConsentOff, id))
+		if pend, err := c.m.Closing(ctx, id); err != nil {
+			return c.fail(err)
+		} else if len(pend) > 0 {
+			fmt.Fprintln(env.Stdout, c.t(msg.CloudClosing, len(pend), id))
+		}
 		return ExitOK
 	}
 	base, err := c.m.Provider(ctx)

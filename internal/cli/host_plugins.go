@@ -28,7 +28,7 @@ func init() {
 		{"plugins versions", "[--json] ID", "list the versions kept of a plugin: current, previous (rollback), newer (rollforward), held (accept)"},
 		{"plugins enable", "ID", "let a plugin's tools run again"},
 		{"plugins disable", "ID", "stop a plugin's tools from running"},
-		{"plugins remove", "ID", "uninstall a plugin with its storage"},
+		{"plugins remove", "[--delete-cloud-data] ID", "uninstall a plugin with its storage, Cloud consent and channels (--delete-cloud-data: what it stored with the Cloud provider too)"},
 		{"plugins list", "[--json]", "list installed plugins"},
 		{"plugins show", "[--json] ID", "show one installed plugin: versions, modes, reach, held update"},
 		{"plugins autoupdate", "ID on|off", "switch automatic updates of one plugin on or off"},
@@ -67,6 +67,10 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 			fmt.Fprintf(env.Stderr, "usage: %s [--data DIR] %s\n", name, usage)
 			return ExitUsage
 		}
+		if o.deleteCloudData && sub != "remove" {
+			fmt.Fprintf(env.Stderr, "%s: --delete-cloud-data is a flag of harness plugins remove\n", name)
+			return ExitUsage
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
 		h, db, err := openHost(ctx, hf)
@@ -75,7 +79,7 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 			return ExitFail
 		}
 		defer db.Close()
-		c := &pluginsCmd{env: env, h: h, ctx: ctx, name: name, lang: lang, json: *asJSON, yes: *yes}
+		c := &pluginsCmd{env: env, h: h, ctx: ctx, name: name, lang: lang, json: *asJSON, yes: *yes, deleteCloudData: o.deleteCloudData}
 		err = c.run(sub, args)
 		var u usageError
 		switch {
@@ -113,25 +117,28 @@ func hostError(lang msg.Lang, err error) string {
 
 // pluginsOpts are the flags of the `harness plugins …` commands.
 type pluginsOpts struct {
-	hf        hostFlags
-	json, yes bool
+	hf              hostFlags
+	json, yes       bool
+	deleteCloudData bool
 }
 
 func (o *pluginsOpts) register(fs *flag.FlagSet) {
 	o.hf.register(fs)
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.BoolVar(&o.yes, "yes", false, "answer yes to the install or accept question (the review sheet is still printed)")
+	fs.BoolVar(&o.deleteCloudData, "delete-cloud-data", false, "plugins remove: also delete what the plugin stored with the Cloud provider (it must answer)")
 }
 
 type usageError struct{ error }
 
 type pluginsCmd struct {
-	env       *Env
-	h         *host.Host
-	ctx       context.Context
-	name      string
-	lang      msg.Lang
-	json, yes bool
+	env             *Env
+	h               *host.Host
+	ctx             context.Context
+	name            string
+	lang            msg.Lang
+	json, yes       bool
+	deleteCloudData bool
 }
 
 // t is the message k in the run's language.
@@ -287,10 +294,23 @@ func (c *pluginsCmd) run(sub string, args []string) error {
 		fmt.Fprintln(c.out(), c.t(done, args[0]))
 		return nil
 	case "remove":
-		if err := h.Remove(ctx, args[0]); err != nil {
+		out, err := h.RemoveWith(ctx, args[0], host.RemoveOptions{DeleteCloudData: c.deleteCloudData})
+		if err != nil {
 			return err
 		}
+		if c.json {
+			return c.printJSON(out)
+		}
 		fmt.Fprintln(c.out(), c.t(msg.Removed, args[0]))
+		switch out.CloudData {
+		case host.CloudDataKept:
+			fmt.Fprintln(c.out(), c.t(msg.CloudDataKept, args[0]))
+		case host.CloudDataDeleted:
+			fmt.Fprintln(c.out(), c.t(msg.CloudDataDeleted, args[0]))
+		}
+		if out.Closing > 0 {
+			fmt.Fprintln(c.out(), c.t(msg.CloudClosing, out.Closing, args[0]))
+		}
 		return nil
 	case "autoupdate":
 		on, ok := map[string]bool{"on": true, "off": false}[args[1]]

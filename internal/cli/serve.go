@@ -170,6 +170,7 @@ func Serve(ctx context.Context, env *Env, ready chan<- string) int {
 			log.Info("housekeeping", "audit entries dropped", a, "expired kv entries dropped", kv)
 		}
 	})
+	bg.Go(func() { closePendingLoop(ctx, h, log) })
 	if !*noUpdate {
 		// At start, then hourly: AutoUpdate itself checks each plugin at most once a day, so a
 		// serve that runs for days still picks up updates.

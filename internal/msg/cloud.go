@@ -37,6 +37,13 @@ const (
 	CloudForgotten       Key = "cloud.forgotten"   // %[1]s provider host
 	CloudForgetAsk       Key = "cloud.forget.ask"  // %[1]s provider host
 	CloudNotForgot       Key = "cloud.forget.no"   //
+	// CloudClosing says how many channels the provider has not confirmed closed: %[1]d the
+	// count, %[2]s the plugin.
+	CloudClosing Key = "cloud.closing"
+	// CloudDataKept is a removal that kept the plugin's Cloud data: %[1]s the plugin.
+	CloudDataKept Key = "cloud.data.kept"
+	// CloudDataDeleted is a removal that deleted it: %[1]s the plugin.
+	CloudDataDeleted Key = "cloud.data.deleted"
 
 	CloudWhyNoProvider Key = "cloud.why.noProvider" //
 	CloudWhyConsent    Key = "cloud.why.consent"    //
@@ -88,6 +95,9 @@ func init() {
 		CloudForgotten:        {"已删除本设备在 %[1]s 上的全部云端数据，并忘掉了设备身份", "deleted all of this device's cloud data on %[1]s and forgot the device identity"},
 		CloudForgetAsk:        {"删除本设备在 %[1]s 上的全部云端数据（存储、通道、设备）？", "Delete all of this device's cloud data on %[1]s (store, channels, the device)?"},
 		CloudNotForgot:        {"没有删除任何数据", "nothing was deleted"},
+		CloudClosing:          {"%[2]s 的 %[1]d 个通道还没能在云服务商那里关闭（连不上）；密钥已忘掉，下次启动时会再关闭，旧链接不会再收到任何内容", "%[1]d channel(s) of %[2]s could not be closed on the provider yet (unreachable); their keys are forgotten, they are closed at the next start, and the old links receive nothing more"},
+		CloudDataKept:         {"%[1]s 存在云服务商上的数据保留了（用 --delete-cloud-data 可一并删除）；以后再装同一 id 的插件时，会先删掉它们再允许使用云服务", "what %[1]s stored with the Cloud provider is kept (--delete-cloud-data deletes it too); a plugin installed later under the same id has it deleted before it may use Cloud"},
+		CloudDataDeleted:      {"已删除 %[1]s 存在云服务商上的数据", "deleted what %[1]s stored with the Cloud provider"},
 		CloudUnreachable:      {"连不上 %[1]s：%[2]s", "cannot reach %[1]s: %[2]s"},
 		CloudNotProvider:      {"%[1]s 不是云服务商：%[2]s", "%[1]s is not a Cloud provider: %[2]s"},
 		CloudNetRefused:       {"连接被拒绝", "connection refused"},
