@@ -17,7 +17,11 @@
 //     refused to the agent and the scheduler; an untrusted result — every
 //     result of a Community or remote plugin (seed 004 "Install links"), and
 //     of an Official tool declaring untrusted — taints the agent's turn,
-//     after which durable writes need confirmation.
+//     after which durable writes need confirmation; a turn that holds
+//     untrusted or private data (TurnState) asks before any call that can
+//     reach a third party (Reach), and a scheduled run is refused it. A
+//     document the assistant drew (NoteDrawn) is decided under the turn
+//     that drew it (docs/HOST-API.md "Tools and permissions").
 //   - Data sources (seed 004 "Optional fields"): DataSource caches a plugin's
 //     dataSources per plugin, source and arguments for their ttl and reports
 //     the value, its fetch time and whether it is stale.
