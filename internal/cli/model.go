@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -85,62 +84,33 @@ func modelSet(env *Env) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
-	old := cur.BaseURL
-	if *preset != "" {
-		p := agent.PresetByName(*preset)
-		if p == nil {
-			fmt.Fprintf(env.Stderr, "%s: --preset %q: no such preset (harness model presets lists them)\n", name, *preset)
-			return ExitUsage
-		}
-		cur.BaseURL, cur.Model = p.BaseURL, p.Model
-	}
-	if *baseURL != "" {
-		cur.BaseURL = *baseURL
-	}
-	if *model != "" {
-		cur.Model = *model
-	}
 	if *preset == "" && *baseURL == "" && *model == "" && !*keyStdin {
 		fmt.Fprintf(env.Stderr, "usage: %s [--preset NAME] [--base-url URL] [--model NAME] [--api-key-stdin]\n", name)
 		return ExitUsage
 	}
-	if cur.BaseURL == "" || cur.Model == "" {
-		fmt.Fprintf(env.Stderr, "%s: give --base-url and --model (or --preset)\n", name)
-		return ExitUsage
-	}
-	if err := agent.CheckBaseURL(cur.BaseURL); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
-		return ExitUsage
-	}
+	ch := agent.Change{Preset: *preset, BaseURL: *baseURL, Model: *model}
 	if *keyStdin {
 		line, err := bufio.NewReader(env.Stdin).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			fmt.Fprintf(env.Stderr, "%s: reading the key: %v\n", name, err)
 			return ExitFail
 		}
-		cur.APIKey = strings.TrimSpace(line)
+		k := strings.TrimSpace(line)
+		ch.APIKey = &k
 	}
-	// A key in $OPENAI_API_KEY wins over a stored one and goes to the stored base URL when
-	// $OPENAI_BASE_URL is not set: moving that URL to another service would send it there (the
-	// same refusal as PUT /v1/model's env_key).
-	if os.Getenv(agent.EnvAPIKey) != "" && os.Getenv(agent.EnvBaseURL) == "" && old != "" && !sameOrigin(old, cur.BaseURL) {
-		fmt.Fprintf(env.Stderr, "%s: the API key comes from $%s, which would then be sent to %s: unset $%s (or set $%s) to change the service\n",
-			name, agent.EnvAPIKey, agent.ProviderName(cur.BaseURL), agent.EnvAPIKey, agent.EnvBaseURL)
+	done, err := agent.Apply(cur, ch, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, modelChangeText(err))
 		return ExitUsage
 	}
-	// A stored key is never sent to a service it was not entered for (as PUT /v1/model).
-	dropped := !*keyStdin && cur.APIKey != "" && !sameOrigin(old, cur.BaseURL)
-	if dropped {
-		cur.APIKey = ""
-	}
-	if err := agent.SaveConfig(dir, cur, *keyStdin || dropped); err != nil {
+	cur = done.Config
+	if err := agent.SaveConfig(dir, cur, done.SetKey); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitFail
 	}
 	key := "unchanged"
-	if dropped {
-		u, _ := url.Parse(old)
-		key = fmt.Sprintf("removed: it was entered for %s; give this service's key with --api-key-stdin", u.Host)
+	if done.KeyDropped {
+		key = fmt.Sprintf("removed: it was entered for %s; give this service's key with --api-key-stdin", done.DroppedFor)
 	}
 	if *keyStdin {
 		key = "removed"
@@ -321,4 +291,26 @@ func mockFlags(fs *flag.FlagSet) (addr *string, delay *time.Duration) {
 	addr = fs.String("addr", mock.DefaultAddr, "address to listen on")
 	delay = fs.Duration("delay", 0, "pause between streamed chunks, e.g. 30ms, to watch the stream")
 	return addr, delay
+}
+
+// modelChangeText words agent.Apply's refusal in the command's terms (its
+// flags and commands).
+func modelChangeText(err error) string {
+	var ce *agent.ChangeError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	switch ce.Kind {
+	case agent.ChangeNoPreset:
+		return fmt.Sprintf("--preset %q: no such preset (harness model presets lists them)", ce.Value)
+	case agent.ChangeMissing:
+		return "give --base-url and --model (or --preset)"
+	case agent.ChangeBaseURL:
+		return "--base-url " + ce.Msg
+	case agent.ChangeModel:
+		return "--model: " + ce.Msg
+	case agent.ChangeKey:
+		return "the key on stdin: " + ce.Msg
+	}
+	return ce.Msg
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -114,71 +113,36 @@ func (m *modelRoutes) presets(w http.ResponseWriter, r *http.Request) error {
 	return replyJSON(w, http.StatusOK, map[string]any{"presets": agent.Presets})
 }
 
-// modelChange is the body of PUT /v1/model and POST /v1/model/test: a
-// preset and/or the base URL and model (what is left out stays), and the
-// key — absent: keep the stored one (when the service stays the same);
-// "": remove it; else the new key.
-type modelChange struct {
-	Preset  string  `json:"preset"`
-	BaseURL string  `json:"baseURL"`
-	Model   string  `json:"model"`
-	APIKey  *string `json:"apiKey"`
-}
-
 func settingsError(field, format string, args ...any) error {
 	return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: field + ": " + fmt.Sprintf(format, args...),
 		Extra: map[string]any{"field": field}}
 }
 
-// apply merges ch into c and checks the result; keyDropped reports that
-// the stored key was dropped because the base URL moved to another origin
-// with no new key given (a key is never sent to a service it was not
-// entered for).
-func (ch *modelChange) apply(c *agent.Config) (keyDropped bool, err error) {
-	old := c.BaseURL
-	if ch.Preset != "" {
-		p := agent.PresetByName(ch.Preset)
-		if p == nil {
-			return false, settingsError("preset", "no preset %q (GET /v1/model/presets lists them)", ch.Preset)
+// changeError is agent.Apply's refusal as the API's error: 400 bad_request
+// with the field, or 409 env_key when the key in use is the environment's.
+func changeError(err error) error {
+	var ce *agent.ChangeError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	switch ce.Kind {
+	case agent.ChangeEnvKey:
+		return &api.Error{Status: http.StatusConflict, Code: "env_key", Extra: map[string]any{"field": "baseURL"},
+			Message: fmt.Sprintf("baseURL: the API key comes from $%s, which harness serve would send to %s: unset $%s (or set $%s) and restart harness serve to change the service here",
+				agent.EnvAPIKey, agent.ProviderName(ce.Value), agent.EnvAPIKey, agent.EnvBaseURL)}
+	case agent.ChangeNoPreset:
+		return settingsError("preset", "no preset %q (GET /v1/model/presets lists them)", ce.Value)
+	case agent.ChangeMissing:
+		if ce.Field == "baseURL" {
+			return settingsError("baseURL", "%s", strings.TrimPrefix(agent.CheckBaseURL("").Error(), "--base-url "))
 		}
-		c.BaseURL, c.Model = p.BaseURL, p.Model
+		return settingsError("model", "give the model's name (1 to 200 characters, e.g. deepseek-chat)")
 	}
-	if s := strings.TrimSpace(ch.BaseURL); s != "" {
-		c.BaseURL = s
-	}
-	if s := strings.TrimSpace(ch.Model); s != "" {
-		c.Model = s
-	}
-	if err := agent.CheckBaseURL(c.BaseURL); err != nil {
-		return false, settingsError("baseURL", "%s", strings.TrimPrefix(err.Error(), "--base-url "))
-	}
-	if c.Model == "" || len(c.Model) > 200 || strings.ContainsFunc(c.Model, unicode.IsControl) {
-		return false, settingsError("model", "give the model's name (1 to 200 characters, e.g. deepseek-chat)")
-	}
-	if ch.APIKey != nil {
-		k := strings.TrimSpace(*ch.APIKey)
-		if len(k) > MaxKeyLen || strings.ContainsFunc(k, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-			return false, settingsError("apiKey", "an API key is one word of at most %d bytes, without spaces", MaxKeyLen)
-		}
-		c.APIKey = k
-		return false, nil
-	}
-	if c.APIKey != "" && !sameOrigin(old, c.BaseURL) {
-		c.APIKey = ""
-		return true, nil
-	}
-	return false, nil
-}
-
-// sameOrigin reports whether a and b have the same scheme and host.
-func sameOrigin(a, b string) bool {
-	ua, err1 := url.Parse(a)
-	ub, err2 := url.Parse(b)
-	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
+	return settingsError(ce.Field, "%s", ce.Msg)
 }
 
 func (m *modelRoutes) set(w http.ResponseWriter, r *http.Request) error {
-	var ch modelChange
+	var ch agent.Change
 	if err := strictJSON(r, &ch); err != nil {
 		return err
 	}
@@ -188,26 +152,18 @@ func (m *modelRoutes) set(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	old := cur.BaseURL
-	dropped, err := ch.apply(&cur)
+	done, err := agent.Apply(cur, ch, m.getenv)
 	if err != nil {
-		return err
+		return changeError(err)
 	}
-	// A key in $OPENAI_API_KEY wins over a stored one and goes to the stored base URL when
-	// $OPENAI_BASE_URL is not set: moving that URL to another service would send it there.
-	if m.getenv != nil && m.getenv(agent.EnvAPIKey) != "" && m.getenv(agent.EnvBaseURL) == "" && old != "" && !sameOrigin(old, cur.BaseURL) {
-		return &api.Error{Status: http.StatusConflict, Code: "env_key", Extra: map[string]any{"field": "baseURL"},
-			Message: fmt.Sprintf("baseURL: the API key comes from $%s, which harness serve would send to %s: unset $%s (or set $%s) and restart harness serve to change the service here",
-				agent.EnvAPIKey, agent.ProviderName(cur.BaseURL), agent.EnvAPIKey, agent.EnvBaseURL)}
-	}
-	if err := agent.SaveConfig(m.dir, cur, ch.APIKey != nil || dropped); err != nil {
+	if err := agent.SaveConfig(m.dir, done.Config, done.SetKey); err != nil {
 		return err
 	}
 	v, err := m.view()
 	if err != nil {
 		return err
 	}
-	v.KeyDropped = dropped
+	v.KeyDropped = done.KeyDropped
 	return replyJSON(w, http.StatusOK, v)
 }
 
@@ -218,7 +174,7 @@ func (m *modelRoutes) set(w http.ResponseWriter, r *http.Request) error {
 // …TestResult} or {"ok": false, "error": "…"}; the key never appears in
 // it (it is cut out of the provider's message).
 func (m *modelRoutes) test(w http.ResponseWriter, r *http.Request) error {
-	var ch modelChange
+	var ch agent.Change
 	if err := strictJSON(r, &ch); err != nil {
 		return err
 	}
@@ -227,9 +183,11 @@ func (m *modelRoutes) test(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	stored := cur.APIKey
-	if _, err := ch.apply(&cur); err != nil {
-		return err
+	done, err := agent.Apply(cur, ch, nil)
+	if err != nil {
+		return changeError(err)
 	}
+	cur = done.Config
 	p, err := agent.NewOpenAI(cur, nil)
 	if err != nil {
 		return settingsError("baseURL", "%v", err)
