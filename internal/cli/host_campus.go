@@ -262,37 +262,25 @@ func campusLoginCmd(env *Env) int {
 			fmt.Fprintf(env.Stderr, "%s: a password is needed\n", name)
 			return ExitUsage
 		}
-		iaaaOK := false
-		for _, svc := range services {
-			var r campus.Result
-			if svc == "its" {
-				r = itsSignIn(ctx, sg, p, u, pw, *remember)
-			} else {
-				r = sg.SignIn(ctx, svc, u, pw, opt)
-				if code, ask := wantsOTP(ctx, sg, r.Err, opt.OTPCode); ask {
-					fmt.Fprintf(env.Stderr, "%s\n", code)
-					if c, err := p.line("authenticator code / 手机令牌验证码 (empty to skip): "); err == nil && c != "" {
-						opt.OTPCode = c
-						r = sg.SignIn(ctx, svc, u, pw, opt)
-					}
-				}
-			}
-			results = append(results, r)
-			if stopSignIn(svc, r, &iaaaOK) {
-				break
-			}
-		}
-		ok := false
-		for _, r := range results {
-			ok = ok || r.OK
-		}
-		if ok {
-			if err := sg.Accounts.Save(ctx, campus.AccountIAAA, u, pw, *remember, time.Now()); err != nil {
-				fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
-				return ExitFail
-			}
+		results, err = sg.SignInAll(ctx, campus.Batch{Services: services, User: u, Password: pw, Remember: *remember,
+			Options: opt, Prompter: termPrompter{p: p, out: env.Stderr}})
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
 		}
 	}
+	code := printSignIns(env, results)
+	if !*qr && code == ExitOK {
+		if *remember {
+			fmt.Fprintln(env.Stdout, "password remembered (sealed); expired sessions are renewed without asking")
+		}
+	}
+	return code
+}
+
+// printSignIns prints one line per service's outcome; it returns ExitOK when
+// every one signed in, else ExitFail.
+func printSignIns(env *Env, results []campus.Result) int {
 	code := ExitOK
 	for _, r := range results {
 		switch {
@@ -307,85 +295,30 @@ func campusLoginCmd(env *Env) int {
 			fmt.Fprintf(env.Stdout, "%-14s signed in\n", r.Service)
 		}
 	}
-	if !*qr && code == ExitOK {
-		if *remember {
-			fmt.Fprintln(env.Stdout, "password remembered (sealed); expired sessions are renewed without asking")
-		}
-	}
 	return code
 }
 
-// stopSignIn says whether a sign-in to several services with one password
-// stops after service's result r: IAAA refused the account (any
-// *campus.IAAAError, E01, E02 or a code it did not explain) before any
-// service signed in through IAAA with this password, so every other
-// service would only add failed attempts, which IAAA counts towards
-// locking the account. *iaaaOK records an IAAA service signed in.
-func stopSignIn(service string, r campus.Result, iaaaOK *bool) bool {
-	if r.OK && service != "its" {
-		*iaaaOK = true
-	}
-	var ie *campus.IAAAError
-	return !*iaaaOK && errors.As(r.Err, &ie)
+// termPrompter is campus.Prompter on the terminal.
+type termPrompter struct {
+	p   *prompter
+	out io.Writer
 }
 
-// wantsOTP says whether IAAA's refusal err looks like a request for an
-// authenticator code that the person could type: no authenticator is
-// bound, none was typed, and IAAA's message names 令牌 or OTP (IAAA's code
-// for it is not known, pku-services.md §14 item 8). It returns IAAA's
-// message to show.
-func wantsOTP(ctx context.Context, sg *campus.Signer, err error, typed string) (string, bool) {
-	var ie *campus.IAAAError
-	if typed != "" || !errors.As(err, &ie) || ie.Code == "E01" || ie.Code == "E02" {
-		return "", false
-	}
-	if _, bound, _ := sg.OTP(ctx); bound {
-		return "", false
-	}
-	if !strings.Contains(ie.Msg, "令牌") && !strings.Contains(strings.ToUpper(ie.Msg), "OTP") {
-		return "", false
-	}
-	return ie.Message("zh-Hans") + " / " + ie.Message("en"), true
-}
-
-// itsSignIn signs in to ITS, which has its own campus-network account
-// (pku-services.md §9): a stored ITS account first, else the IAAA user
-// name and password (the same for most students); when ITS refuses those,
-// it asks for the ITS account once and keeps it (the password only with
-// remember).
-func itsSignIn(ctx context.Context, sg *campus.Signer, p *prompter, user, pw string, remember bool) campus.Result {
-	if u, stored, ok, _ := sg.Accounts.Password(ctx, campus.AccountITS); ok {
-		if r := sg.SignIn(ctx, "its", u, stored, campus.SignInOptions{}); r.OK {
-			return r
-		}
-	}
-	r := sg.SignIn(ctx, "its", user, pw, campus.SignInOptions{})
-	if r.OK {
-		// ITS takes the IAAA account: renewals fall back to it again.
-		if err := sg.Accounts.Forget(ctx, campus.AccountITS); err != nil {
-			return campus.Result{Service: "its", Err: err, Error: err.Error()}
-		}
-		return r
-	}
-	if !strings.HasPrefix(r.Error, "its: ") {
-		return r
-	}
-	fmt.Fprintf(p.out, "ITS refused the IAAA account (%s); the campus-network account may differ.\n", strings.TrimPrefix(r.Error, "its: "))
-	u, err := p.line("ITS user name / 网关账号 (empty to skip): ")
+// ITSAccount asks for ITS's own account after ITS refused the IAAA one.
+func (t termPrompter) ITSAccount(ctx context.Context, refusal string) (string, string, error) {
+	fmt.Fprintf(t.p.out, "ITS refused the IAAA account (%s); the campus-network account may differ.\n", refusal)
+	u, err := t.p.line("ITS user name / 网关账号 (empty to skip): ")
 	if err != nil || u == "" {
-		return r
+		return "", "", err
 	}
-	itsPw, err := p.secret("ITS password for " + u + " / 网关密码: ")
-	if err != nil || itsPw == "" {
-		return r
-	}
-	r = sg.SignIn(ctx, "its", u, itsPw, campus.SignInOptions{})
-	if r.OK {
-		if err := sg.Accounts.Save(ctx, campus.AccountITS, u, itsPw, remember, time.Now()); err != nil {
-			return campus.Result{Service: "its", Err: err, Error: err.Error()}
-		}
-	}
-	return r
+	pw, err := t.p.secret("ITS password for " + u + " / 网关密码: ")
+	return u, pw, err
+}
+
+// OTP shows IAAA's request and asks for an authenticator code.
+func (t termPrompter) OTP(ctx context.Context, message string) (string, error) {
+	fmt.Fprintf(t.out, "%s\n", message)
+	return t.p.line("authenticator code / 手机令牌验证码 (empty to skip): ")
 }
 
 // qrSignIn signs in to one service with a QR code shown in the terminal.
@@ -411,13 +344,7 @@ func qrSignIn(ctx context.Context, env *Env, sg *campus.Signer, service string, 
 	return sg.SignInWithToken(ctx, service, tok, opt)
 }
 
-func knownServices() string {
-	var n []string
-	for _, s := range campus.Services {
-		n = append(n, s.Name)
-	}
-	return strings.Join(n, ", ")
-}
+func knownServices() string { return campus.KnownNames() }
 
 // campusPasteLogin is `harness campus login SERVICE --cookie … | --token …`
 // (issue 4 "Campus client"): it stores a session pasted from a browser.
@@ -798,34 +725,18 @@ func answer(r campus.Result) signInAnswer {
 	return a
 }
 
-// qrLogins are the QR sign-ins under way on the API, by id; each lives
-// QRPolls × QRInterval at most.
-type qrLogins struct {
-	mu sync.Mutex
-	m  map[string]*qrEntry
-}
-
-type qrEntry struct {
-	service string
-	q       *campus.QRLogin
-	started time.Time
-	polls   int
-	asked   time.Time // the last poll sent to IAAA
-}
-
 // qrPollGap is the least time between two polls of one QR sign-in that
 // reach IAAA: the web app chooses how often it polls, the host keeps to
 // the documented schedule (campus.QRInterval, pku-services.md §2.3), less
 // the jitter so that a client polling on time is never held back. A poll
 // that comes sooner is answered "waiting" without asking IAAA.
-var qrPollGap = campus.QRInterval - campus.QRJitter
+var qrPollGap = campus.QRPollGap
 
 // campusSignInRoutes are the sign-in routes of docs/HOST-API.md ("Campus
 // sign-in"), all POST with JSON bodies: login, qr, qr/poll, logout, bind,
 // bind/finish. No answer carries a password, token or cookie.
 func campusSignInRoutes(h *host.Host, srv *api.Server) {
 	db := h.Store()
-	qrs := &qrLogins{m: map[string]*qrEntry{}}
 	// One Signer for the server's life: a QR sign-in's device id (Treehole) made by POST
 	// /v1/campus/qr is the one its poll signs in with.
 	var (
@@ -833,8 +744,14 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		sg     *campus.Signer
 		sgErr  error
 	)
+	var qrs *campus.QRSessions
 	signer := func() (*campus.Signer, error) {
-		sgOnce.Do(func() { sg, sgErr = newSigner(db) })
+		sgOnce.Do(func() {
+			if sg, sgErr = newSigner(db); sgErr == nil {
+				qrs = campus.NewQRSessions(sg)
+				qrs.Gap = qrPollGap
+			}
+		})
 		return sg, sgErr
 	}
 	unknown := func(names []string) error {
@@ -876,36 +793,20 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		if err != nil {
 			return err
 		}
+		batch := campus.Batch{Services: body.Services, User: body.Username, Password: body.Password, Remember: body.Remember,
+			Options: campus.SignInOptions{OTPCode: body.OTPCode}, Now: h.Now()}
+		if body.ITS != nil {
+			batch.ITSUser, batch.ITSPassword = body.ITS.Username, body.ITS.Password
+		}
+		results, err := sg.SignInAll(r.Context(), batch)
+		if err != nil {
+			return err
+		}
 		var out []signInAnswer
-		anyOK, iaaaOK := false, false
-		for _, svc := range body.Services {
-			var res campus.Result
-			if svc == "its" && body.ITS != nil && body.ITS.Username != "" && body.ITS.Password != "" {
-				res = sg.SignIn(r.Context(), svc, body.ITS.Username, body.ITS.Password, campus.SignInOptions{})
-				if res.OK {
-					if err := sg.Accounts.Save(r.Context(), campus.AccountITS, body.ITS.Username, body.ITS.Password, body.Remember, h.Now()); err != nil {
-						return err
-					}
-				}
-			} else {
-				res = sg.SignIn(r.Context(), svc, body.Username, body.Password, campus.SignInOptions{OTPCode: body.OTPCode})
-				if svc == "its" && res.OK {
-					// ITS takes the IAAA account: renewals fall back to it again.
-					if err := sg.Accounts.Forget(r.Context(), campus.AccountITS); err != nil {
-						return err
-					}
-				}
-			}
+		anyOK := false
+		for _, res := range results {
 			out = append(out, answer(res))
 			anyOK = anyOK || res.OK
-			if stopSignIn(svc, res, &iaaaOK) {
-				break
-			}
-		}
-		if anyOK {
-			if err := sg.Accounts.Save(r.Context(), campus.AccountIAAA, body.Username, body.Password, body.Remember, h.Now()); err != nil {
-				return err
-			}
 		}
 		return writeAPIJSON(w, http.StatusOK, map[string]any{"results": out, "remembered": anyOK && body.Remember})
 	})
@@ -919,27 +820,16 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		if err := unknown([]string{body.Service}); err != nil {
 			return err
 		}
-		sg, err := signer()
-		if err != nil {
+		if _, err := signer(); err != nil {
 			return err
 		}
-		app, ok := sg.App(r.Context(), body.Service)
-		if !ok {
+		id, q, err := qrs.Start(r.Context(), body.Service)
+		if errors.Is(err, campus.ErrOwnAccount) {
 			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: body.Service + " signs in with its own account, not IAAA: use POST /v1/campus/login"}
 		}
-		q, err := (&campus.IAAA{Base: sg.Base("iaaa")}).StartQR(r.Context(), app)
 		if err != nil {
 			return &api.Error{Status: http.StatusBadGateway, Code: "upstream", Message: err.Error()}
 		}
-		id := newID()
-		qrs.mu.Lock()
-		for k, e := range qrs.m { // drop the stale ones
-			if time.Since(e.started) > campus.QRPolls*(campus.QRInterval+campus.QRJitter) {
-				delete(qrs.m, k)
-			}
-		}
-		qrs.m[id] = &qrEntry{service: body.Service, q: q, started: time.Now()}
-		qrs.mu.Unlock()
 		ct := q.ContentType
 		if ct == "" {
 			ct = "image/png"
@@ -955,48 +845,20 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		if err := readAPIJSON(r, &body); err != nil {
 			return err
 		}
-		qrs.mu.Lock()
-		e := qrs.m[body.ID]
-		early := false
-		if e != nil {
-			if early = !e.asked.IsZero() && time.Since(e.asked) < qrPollGap; !early {
-				e.polls++
-				e.asked = time.Now()
-			}
+		if _, err := signer(); err != nil {
+			return err
 		}
-		qrs.mu.Unlock()
-		if e == nil {
+		status, res, err := qrs.Poll(r.Context(), body.ID)
+		if errors.Is(err, campus.ErrNoQR) {
 			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no QR sign-in with that id (it ended or expired): start again with POST /v1/campus/qr"}
 		}
-		if early {
-			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "waiting"})
-		}
-		tok, done, err := e.q.PollOnce(r.Context())
-		if err == nil && !done && e.polls >= campus.QRPolls {
-			err = &campus.IAAAError{Code: "E99"}
-		}
-		if err != nil {
-			qrs.mu.Lock()
-			delete(qrs.m, body.ID)
-			qrs.mu.Unlock()
-			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "failed", "result": answer(campus.Result{Service: e.service, Err: err})})
-		}
-		if !done {
-			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": "waiting"})
-		}
-		qrs.mu.Lock()
-		delete(qrs.m, body.ID)
-		qrs.mu.Unlock()
-		sg, err := signer()
 		if err != nil {
 			return err
 		}
-		res := sg.SignInWithToken(r.Context(), e.service, tok, campus.SignInOptions{})
-		status := "signed_in"
-		if !res.OK {
-			status = "failed"
+		if res == nil {
+			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status})
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status, "result": answer(res)})
+		return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status, "result": answer(*res)})
 	})
 	srv.HandleFunc("POST /v1/campus/treehole/sms", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
