@@ -55,6 +55,10 @@ Rules:
 type ContextSource struct {
 	Plugin string
 	Run    func(ctx context.Context, query string) (string, error)
+	// Private marks the text as the person's private data (memories, to-dos
+	// due): a turn whose prompt carries it holds private data, as if a call
+	// had returned it.
+	Private bool
 }
 
 // Agent runs the assistant's turns over a Host's tools (issue 13). Set
@@ -259,7 +263,7 @@ var beijing = time.FixedZone("CST", 8*3600)
 
 // turnContext is the per-turn system message: the Beijing date and time
 // and the context blocks, each marked as data.
-func (a *Agent) turnContext(ctx context.Context, query string) string {
+func (a *Agent) turnContext(ctx context.Context, query string) (string, bool) {
 	now := a.now().In(beijing)
 	var b strings.Builder
 	fmt.Fprintf(&b, "<context source=\"clock\" kind=\"data\">\nNow: %s %s, Beijing time (UTC+8).\n</context>",
@@ -288,14 +292,16 @@ func (a *Agent) turnContext(ctx context.Context, query string) string {
 		})
 	}
 	wg.Wait()
+	private := false
 	for i, r := range results {
 		if r.err != nil || strings.TrimSpace(r.text) == "" {
 			continue // a failed or empty context() leaves nothing, never blocks the turn
 		}
 		text := strings.ReplaceAll(r.text, "</context>", "</ context>")
 		fmt.Fprintf(&b, "\n<context source=%q kind=\"data\">\n%s\n</context>", a.Contexts[i].Plugin, strings.TrimSpace(text))
+		private = private || a.Contexts[i].Private
 	}
-	return b.String()
+	return b.String(), private
 }
 
 func (a *Agent) now() time.Time {
@@ -391,13 +397,13 @@ func (t *turn) run(ctx context.Context, text string) (string, *TurnError) {
 	if budget <= 0 {
 		budget = TokenBudget
 	}
-	perTurn := a.turnContext(ctx, text)
+	perTurn, ctxPrivate := a.turnContext(ctx, text)
 	stored, err := a.Conversations.Messages(ctx, t.conv.ID)
 	if err != nil {
 		return "error", &TurnError{Code: "internal", Message: err.Error(), Err: err}
 	}
 	history := make([]Message, 0, len(stored)+8)
-	var held host.TurnState
+	held := host.TurnState{Private: ctxPrivate}
 	for _, m := range stored[:len(stored)-1] {
 		history = append(history, Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 		held.Untrusted = held.Untrusted || m.Untrusted
@@ -800,7 +806,8 @@ func BuiltinContexts(h *host.Host) []ContextSource {
 		if c == nil || c.Def == nil || c.Def.Context == nil {
 			continue
 		}
-		out = append(out, ContextSource{Plugin: c.Def.ID, Run: func(ctx context.Context, query string) (string, error) {
+		// A built-in's context is what the person keeps in it (memories, to-dos): private.
+		out = append(out, ContextSource{Plugin: c.Def.ID, Private: true, Run: func(ctx context.Context, query string) (string, error) {
 			return builtin.RunContext(ctx, h, c, query)
 		}})
 	}

@@ -182,6 +182,9 @@ func TestInjectedExfiltration(t *testing.T) {
 	for _, approve := range []bool{false, true} {
 		t.Run(map[bool]string{false: "declined", true: "approved"}[approve], func(t *testing.T) {
 			e, rec := exfilEnv(t)
+			// Without the memory's context block, which would make the turn private
+			// from its start (TestAttackContextLeak): here the injection is the path.
+			e.agent.Contexts = nil
 			p := &person{approve: approve}
 			evs, _ := e.turn(t, "exfil", p)
 			got := brief(evs)
@@ -261,6 +264,8 @@ func TestPrivateThenThirdParty(t *testing.T) {
 // without asking, and after untrusted text an Official campus read runs.
 func TestNoOverBlocking(t *testing.T) {
 	e, rec := exfilEnv(t)
+	contexts := e.agent.Contexts
+	e.agent.Contexts = nil // no memory in the prompt: the turn holds nothing
 	p := &person{approve: false}
 	evs, _ := e.turn(t, "plain", p)
 	got := brief(evs)
@@ -274,5 +279,13 @@ func TestNoOverBlocking(t *testing.T) {
 	got = brief(evs)
 	if len(p.asked) != 0 || !strings.Contains(got, "tool_result netfee__status {") || strings.Contains(got, "netfee__status error") {
 		t.Fatalf("the campus read after taint: asked %v:\n%s", p.asked, got)
+	}
+	// With the memories in the prompt the turn is private from its start: the
+	// Official read still runs, the Community call asks.
+	e.agent.Contexts = contexts
+	evs, _ = e.turn(t, "plain", p)
+	got = brief(evs)
+	if strings.Join(p.asked, ",") != "confirm lookup__lookup" || !strings.Contains(got, "tool_result shuttle__next {") {
+		t.Fatalf("with the memory context: asked %v:\n%s", p.asked, got)
 	}
 }

@@ -49,6 +49,10 @@ type Builtin struct {
 	// person did not review (plugins.tryTool runs a draft that may name any):
 	// after untrusted or private data they ask (Reach.ThirdParty).
 	ReachingTools []string
+	// ReachingFields names, by tool, the input fields with which a call's
+	// input can later reach any plugin's tool (a dashboard card bound to a tool
+	// with its args): a call that sets one of them counts as reaching.
+	ReachingFields map[string][]string
 }
 
 // privateTools is the PrivateTools of p when it is a built-in, nil otherwise.
@@ -59,10 +63,22 @@ func (h *Host) privateTools(p *plugin.Plugin) []string {
 	return nil
 }
 
-// reaching reports whether tool t of p is a built-in tool in ReachingTools.
-func (h *Host) reaching(p *plugin.Plugin, t *plugin.Tool) bool {
-	if b := h.builtins[p.Manifest.ID]; b != nil && b.Plugin == p {
-		return slices.Contains(b.ReachingTools, t.Name)
+// reaching reports whether a call of tool t of p with input in reaches out: a
+// built-in tool in ReachingTools, or one whose input sets a ReachingFields
+// field.
+func (h *Host) reaching(p *plugin.Plugin, t *plugin.Tool, in any) bool {
+	b := h.builtins[p.Manifest.ID]
+	if b == nil || b.Plugin != p {
+		return false
+	}
+	if slices.Contains(b.ReachingTools, t.Name) {
+		return true
+	}
+	o, _ := in.(*expr.Object)
+	for _, f := range b.ReachingFields[t.Name] {
+		if v, ok := o.Get(f); ok && v != nil {
+			return true
+		}
 	}
 	return false
 }

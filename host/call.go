@@ -89,7 +89,8 @@ func (c *Confirmation) Input() any { return c.input }
 // ConfirmationTTL is how long a Confirmation can be answered.
 const ConfirmationTTL = 10 * time.Minute
 
-// TaintTTL is how long a turn stays tainted after an untrusted result.
+// TaintTTL is how long a turn keeps what it holds (an untrusted or private
+// result) after its last call.
 const TaintTTL = time.Hour
 
 // Call runs one tool of an installed plugin as req.Actor under the
@@ -115,7 +116,17 @@ func (h *Host) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 		}
 		return nil, err
 	}
-	v := Decide(req.Actor, t, modes[t.Effect], state, reachOf(p, t, official, false, h.reaching(p, t), req.Input))
+	if !official {
+		// A plugin installed before the rule, or one changed since, runs only if it
+		// still keeps it: the host cannot follow data inside a third party's code.
+		if _, why := ThirdPartyRule(p.Manifest); why != "" {
+			if err := h.audit(ctx, req, t.Effect, "refused", why, time.Since(start)); err != nil {
+				return nil, err
+			}
+			return nil, &Refusal{Actor: req.Actor, Plugin: req.Plugin, Tool: req.Tool, Reason: why}
+		}
+	}
+	v := Decide(req.Actor, t, modes[t.Effect], state, reachOf(p, t, official, false, h.reaching(p, t, req.Input), req.Input))
 	d, reason := v.Decision, v.Reason
 	switch d {
 	case Refuse:
@@ -341,6 +352,9 @@ func (h *Host) turnState(req *CallRequest) TurnState {
 	if e == nil || h.now().Sub(e.at) > TaintTTL {
 		return TurnState{}
 	}
+	// TaintTTL counts from the turn's last call: a turn still in use (one that
+	// keeps asking while nobody answers) never forgets what it holds.
+	e.at = h.now()
 	return e.state
 }
 

@@ -80,6 +80,10 @@ func (h *Host) TryDraft(ctx context.Context, p *plugin.Plugin, tool string, inpu
 		return nil, &Refusal{Actor: ActorAgent, Plugin: p.Manifest.ID, Tool: tool,
 			Reason: fmt.Sprintf("%s is a %s tool; only read tools of a draft can be tried before it is installed", tool, t.Effect)}
 	}
+	if d := thirdPartyDiag(p.Manifest); d != nil {
+		// A draft is nobody's reviewed plugin: the Community rule holds for it.
+		return nil, &Refusal{Actor: ActorAgent, Plugin: p.Manifest.ID, Tool: tool, Reason: d.String()}
+	}
 	if input == nil {
 		input = expr.NewObject(0)
 	}

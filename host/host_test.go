@@ -144,12 +144,25 @@ func TestInstallsExactlyTheReviewedContent(t *testing.T) {
 }
 
 func TestReviewSheet(t *testing.T) {
-	e := newEnv(t, demo("1.0.0", [3]string{"PLUGIN.md", "network: [api.example.com]",
-		"network: [api.example.com]\ncampus: [treehole]\nabilities: [todos, crypto]"}))
-	rv, err := e.h.Review(context.Background(), "https://github.com/student/demo-repo/tree/main/demo")
-	if err != nil {
-		t.Fatal(err)
+	files := demo("1.0.0", [3]string{"PLUGIN.md", "network: [api.example.com]",
+		"network: [api.example.com]\ncampus: [treehole]\nabilities: [todos, crypto]"})
+	e := newEnv(t, files)
+	// The host refuses a Community plugin that reads campus data and reaches a website;
+	// the marketplace's scan still shows its sheet, saying so.
+	var inv *Invalid
+	if _, err := e.h.Review(context.Background(), "https://github.com/student/demo-repo/tree/main/demo"); !errors.As(err, &inv) ||
+		!strings.Contains(err.Error(), "PLUGIN.md:8:10: a Community plugin may read your private data") {
+		t.Fatalf("review: %v", err)
 	}
+	bytes := map[string][]byte{}
+	for k, v := range files {
+		bytes[k] = []byte(v)
+	}
+	p, diags, err := plugin.LoadFiles(context.Background(), bytes)
+	if err != nil || plugin.HasErrors(diags) {
+		t.Fatal(err, diags)
+	}
+	rv := ReviewOf(p, "https://github.com/student/demo-repo/tree/main/demo", false)
 	rv.Hash = "sha256:…" // keep the golden files independent of the exact bytes
 	golden(t, "review_zh.golden", rv.Sheet(LangZh))
 	golden(t, "review_en.golden", rv.Sheet(LangEn))

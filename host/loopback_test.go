@@ -67,7 +67,7 @@ func TestLocalHTTPLink(t *testing.T) {
 		{"same hash", demo("1.0.0"), func() (*UpdateOutcome, error) { return h.Update(ctx, "demo") }, StatusCurrent},
 		{"content changed", demo("1.1.0", [3]string{"tools/hello.yaml", "'你好,'", "'您好,'"}),
 			func() (*UpdateOutcome, error) { return h.Update(ctx, "demo") }, StatusApplied},
-		{"widened", demo("2.0.0", [3]string{"PLUGIN.md", "network: [api.example.com]", "network: [api.example.com]\ncampus: [card]"}),
+		{"widened", demo("2.0.0", [3]string{"PLUGIN.md", "network: [api.example.com]", "network: [api.example.com, '*.example.net']"}),
 			func() (*UpdateOutcome, error) { return h.Update(ctx, "demo") }, StatusHeld},
 		{"accepted", nil, func() (*UpdateOutcome, error) { return h.AcceptUpdate(ctx, "demo", "") }, StatusApplied},
 		{"rolled back", nil, func() (*UpdateOutcome, error) { return h.Rollback(ctx, "demo") }, StatusApplied},

@@ -64,6 +64,10 @@ type Review struct {
 	// about it; the sheet shows a Community plugin's, since it is its author's
 	// text the assistant reads as data.
 	Instructions string `json:"instructions,omitempty"`
+	// Refused is why the host will not install this plugin as a Community one
+	// (ThirdPartyRule, with its FILE:LINE:COL), "" when it may: the marketplace's
+	// scan shows the sheet of a plugin the host would refuse, with this line.
+	Refused string `json:"refused,omitempty"`
 }
 
 // ReviewTool is one tool line of the review sheet.
@@ -173,6 +177,11 @@ func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 	if plugin.HasErrors(diags) {
 		return nil, &Invalid{Source: source, Diagnostics: errorsOnly(diags)}
 	}
+	if !official {
+		if d := thirdPartyDiag(p.Manifest); d != nil {
+			return nil, &Invalid{Source: source, Diagnostics: []plugin.Diagnostic{*d}}
+		}
+	}
 	return &reviewed{p: p, source: source, official: official, at: h.now()}, nil
 }
 
@@ -220,6 +229,11 @@ func reviewOf(r *reviewed) *Review {
 		rv.Kind = KindBuiltin
 	}
 	rv.Instructions = strings.TrimSpace(r.p.Instructions)
+	if !r.official {
+		if d := thirdPartyDiag(m); d != nil {
+			rv.Refused = d.String()
+		}
+	}
 	var en *plugin.Locale
 	if m.I18n != nil {
 		en = m.I18n.En
@@ -404,6 +418,13 @@ func (rv *Review) Sheet(lang string) string {
 				strings.Split(rv.Instructions, "\n"))
 		}
 		b.WriteString("\n" + CommunityNote(zh) + "\n")
+		if rv.Refused != "" {
+			if zh {
+				b.WriteString("\n不能安装：" + rv.Refused + "\n")
+			} else {
+				b.WriteString("\nCannot be installed: " + rv.Refused + "\n")
+			}
+		}
 	}
 	if zh {
 		fmt.Fprintf(&b, "\n内容哈希：%s\n", rv.Hash)
@@ -426,4 +447,15 @@ func CommunityNote(zh bool) string {
 	return "Community plugin: its write, money and public tools start at ask. Its notes, tool descriptions and results are its author's text and reach the AI marked as third-party data, not as instructions. " +
 		"Once the AI has read third-party text or your private data (grades, balances, memories and the like), any call that could send data to a third party (any tool of this plugin included) asks you first. " +
 		"The host cannot make a model ignore text; what it guarantees is that nothing private goes to a third party without your yes, and that authenticator codes never reach the AI."
+}
+
+// thirdPartyDiag is ThirdPartyRule's refusal as a diagnostic at the manifest
+// field at fault, nil when m may be a Community plugin's.
+func thirdPartyDiag(m *plugin.Manifest) *plugin.Diagnostic {
+	path, why := ThirdPartyRule(m)
+	if why == "" {
+		return nil
+	}
+	at := m.Pos.At(path)
+	return &plugin.Diagnostic{File: plugin.ManifestFile, Line: at.Line, Col: at.Col, Severity: plugin.SeverityError, Msg: why}
 }

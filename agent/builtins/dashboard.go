@@ -24,7 +24,7 @@ var Dashboard = &builtin.Plugin{
 	I18n: builtin.I18n{En: builtin.EnText{Name: "Dashboard", Description: "The widgets on the home dashboard: add, change and remove them.",
 		Tools: map[string]builtin.ToolText{"upsertWidget": {Title: "Add or change a widget"}, "removeWidget": {Title: "Remove a widget"}, "list": {Title: "Dashboard widgets"}}}},
 	Tools: []*builtin.Tool{
-		{Name: "upsertWidget", Title: "添加或修改小组件", Effect: plugin.EffectWrite, Run: builtin.Func(upsertWidget),
+		{Name: "upsertWidget", Title: "添加或修改小组件", Effect: plugin.EffectWrite, ReachingFields: []string{"document", "tool", "args", "config"}, Run: builtin.Func(upsertWidget),
 			Description: "Use when the user wants a card on the dashboard. Give widget as \"plugin.widget\" (a widget an installed plugin declares, e.g. timetable.today), or document (a genui widget document as JSON text, see the catalogue in plugins__reference) with tool (the read tool whose result it shows, \"plugin.tool\") and args. size is sm, md or lg and must be one the widget declares (its document's sizes; omit it for the widget's default: md when declared, else its first); config is the widget's config object. Give id to change an existing card. Returns the card { id, widget | tool, size, config }."},
 		{Name: "removeWidget", Title: "移除小组件", Effect: plugin.EffectWrite, Run: builtin.Func(removeWidget),
 			Description: "Use when the user wants a card off the dashboard; id from dashboard__list. Returns { removed }."},

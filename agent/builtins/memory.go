@@ -19,7 +19,8 @@ const MaxMemories = 200
 // Memory is the memory built-in: what the person asked the assistant to
 // remember, given back to the model before each turn as data.
 var Memory = &builtin.Plugin{
-	ID: "memory", Name: "记忆", Description: "助手替你记住的事:偏好、习惯和常用信息。", Version: "1.0.0", Icon: "sparkles",
+	Private: true,
+	ID:      "memory", Name: "记忆", Description: "助手替你记住的事:偏好、习惯和常用信息。", Version: "1.0.0", Icon: "sparkles",
 	Instructions: "When the user asks you to remember something about them, call memory__remember with one short fact. " +
 		"Memories that bear on the message arrive in a <context source=\"memory\"> block; use memory__recall to search the rest and memory__forget when asked to forget.",
 	Context: memoryContext,
@@ -29,7 +30,7 @@ var Memory = &builtin.Plugin{
 	Tools: []*builtin.Tool{
 		{Name: "remember", Title: "记住", Effect: plugin.EffectWrite, Run: builtin.Func(remember),
 			Description: "Use when the user asks you to remember something (a preference, their dorm, their student type). Saves one short fact. Returns { id, text, saved }."},
-		{Name: "recall", Title: "回想", Effect: plugin.EffectRead, Private: true, Run: builtin.Func(recall),
+		{Name: "recall", Title: "回想", Effect: plugin.EffectRead, Run: builtin.Func(recall),
 			Description: "Use to search what the user asked you to remember. Returns { memories: [{ id, text, saved }] }, best matches first; without query, the newest."},
 		{Name: "forget", Title: "忘记", Effect: plugin.EffectWrite, Run: builtin.Func(forget),
 			Description: "Use when the user asks you to forget something: give the id from recall or the context block. Returns { forgotten }."},

@@ -572,6 +572,7 @@ const cardShareInstructions = `付款码共享:card-share__start 开始把校园
 
 // CardShare shares the campus card payment code live with one friend (seed 003 “# 插件指南”).
 var CardShare = &Plugin{
+	Private:     true,
 	ID:          "card-share",
 	Name:        "付款码共享",
 	Description: "把校园卡付款码实时分享给朋友,端到端加密。",
@@ -612,7 +613,7 @@ var CardShare = &Plugin{
 			Description: fmt.Sprintf("Extend the running share by minutes (default 15); a share never has more than %d minutes left.", int(CardShareExtendMax/time.Minute))},
 		{Name: "stop", Title: "结束分享", Effect: plugin.EffectWrite, Run: Func(cardShareStop),
 			Description: "Stop sharing the payment code now: the viewer's page shows the share ended and no more codes are sent."},
-		{Name: "status", Title: "分享状态", Effect: plugin.EffectRead, Private: true, Run: Func(cardShareStatus),
+		{Name: "status", Title: "分享状态", Effect: plugin.EffectRead, Run: Func(cardShareStatus),
 			Description: "Whether the payment code is being shared, until when (Unix ms), whether the viewer is online, how many codes were sent, and the last problem refreshing the code."},
 		{Name: "link", Title: "分享链接(二维码)", Effect: plugin.EffectRead, UserOnly: true, Run: Func(cardShareLink),
 			Description: "The share link, for the card-share screen's QR code only (user only)."},

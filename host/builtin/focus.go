@@ -197,6 +197,7 @@ var focusStrings = Strings{
 // Focus is the focus plugin: start, stop and today, a widget, a screen, a
 // settings row and /focus.
 var Focus = &Plugin{
+	Private:     true,
 	ID:          "focus",
 	Name:        "专注",
 	Description: "记录专注时段,查看今天专注了多久。",
@@ -230,7 +231,7 @@ var Focus = &Plugin{
 			Description: "Start a focus session now. Fails if one is already running (stop it first)."},
 		{Name: "stop", Title: "结束专注", Effect: plugin.EffectWrite, Run: Func(focusStop),
 			Description: "Stop the running focus session. Returns its length in minutes."},
-		{Name: "today", Title: "今日专注", Effect: plugin.EffectRead, Private: true, Run: Func(focusToday),
+		{Name: "today", Title: "今日专注", Effect: plugin.EffectRead, Run: Func(focusToday),
 			Description: "Minutes focused today (Beijing-time day), including the running session, and the running session if any."},
 	},
 }

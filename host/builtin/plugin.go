@@ -23,6 +23,10 @@ import (
 // I18n.En holds the English of each. Compile checks it and turns it into
 // the host's *host.Builtin.
 type Plugin struct {
+	// Private marks every tool's result as the person's private data (what
+	// they keep in this built-in: to-dos, memories, classes), writes included,
+	// since a write's result echoes what it changed (host.Builtin.PrivateTools).
+	Private bool
 	// ID is the registry id, ^[a-z0-9][a-z0-9-]{1,40}$; tools are
 	// "ID.TOOL", the model's names "ID__TOOL".
 	ID string
@@ -173,7 +177,10 @@ type Tool struct {
 	// Reaching marks a tool whose input can reach a website the person did not
 	// review (host.Builtin.ReachingTools).
 	Reaching bool
-	Run      Handler
+	// ReachingFields are input fields with which the call's input can later
+	// reach another plugin's tool (host.Builtin.ReachingFields).
+	ReachingFields []string
+	Run            Handler
 }
 
 // Compiled is a built-in as the host registers it, with the Plugin it was
@@ -371,11 +378,17 @@ func Compile(p *Plugin) (*Compiled, error) {
 	c := &Compiled{Builtin: &host.Builtin{Plugin: pp, Funcs: funcs, FormerIDs: slices.Clone(p.Legacy.Plugin),
 		RenamedTools: p.Legacy.Tools}, Def: p}
 	for _, t := range p.Tools {
-		if t.Private {
+		if t.Private || p.Private {
 			c.Builtin.PrivateTools = append(c.Builtin.PrivateTools, t.Name)
 		}
 		if t.Reaching {
 			c.Builtin.ReachingTools = append(c.Builtin.ReachingTools, t.Name)
+		}
+		if len(t.ReachingFields) > 0 {
+			if c.Builtin.ReachingFields == nil {
+				c.Builtin.ReachingFields = map[string][]string{}
+			}
+			c.Builtin.ReachingFields[t.Name] = t.ReachingFields
 		}
 	}
 	c.Builtin.Value = c

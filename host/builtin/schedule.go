@@ -219,6 +219,7 @@ var scheduleStrings = Strings{
 // Schedule is reminders: once, every day, or every N days at a time, a
 // number of times; a widget of the next ones and the last one that went off.
 var Schedule = &Plugin{
+	Private:     true,
 	ID:          "schedule",
 	Name:        "提醒",
 	Description: "定时提醒:一次、每天,或每隔几天在同一时间,可以限定次数。",
@@ -257,13 +258,13 @@ var Schedule = &Plugin{
 	Tools: []*Tool{
 		{Name: "remind", Title: "设置提醒", Effect: plugin.EffectWrite, Run: Func(scheduleRemind),
 			Description: "Set a reminder: once (at), or at daily HH:mm every day or every everyDays days, optionally times in all. E.g. every 3 days at 09:00, 16 times: {daily: \"09:00\", everyDays: 3, times: 16}."},
-		{Name: "list", Title: "查看提醒", Effect: plugin.EffectRead, Private: true, Run: Func(scheduleList),
+		{Name: "list", Title: "查看提醒", Effect: plugin.EffectRead, Run: Func(scheduleList),
 			Description: "The user's active reminders, soonest first, with the next time (Unix ms) and the times left."},
 		{Name: "cancel", Title: "取消提醒", Effect: plugin.EffectWrite, Run: Func(scheduleCancel),
 			Description: "Cancel a reminder by id."},
 		{Name: "fire", Title: "提醒", Effect: plugin.EffectWrite, OnDemand: true, Run: Func(scheduleFire),
 			Description: "Run by the scheduler when a reminder is due; not for the assistant."},
-		{Name: "recent", Title: "刚响过的提醒", Effect: plugin.EffectRead, Private: true, Run: Func(scheduleRecent),
+		{Name: "recent", Title: "刚响过的提醒", Effect: plugin.EffectRead, Run: Func(scheduleRecent),
 			Description: "The reminders that went off lately, newest first."},
 	},
 }

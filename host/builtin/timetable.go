@@ -400,6 +400,7 @@ var timetableStrings = Strings{
 // Timetable is the timetable: today's and a week's courses with PKU's
 // periods and the week of term, and adding and removing courses.
 var Timetable = &Plugin{
+	Private:     true,
 	ID:          "timetable",
 	Name:        "课表",
 	Description: "按星期和节次排列的课程表,算出今天的课和本学期第几周。",
@@ -429,9 +430,9 @@ var Timetable = &Plugin{
 	Settings:     []Setting{{Screen: "main", Title: "课表", Subtitle: "课程和教学周", Icon: "school"}},
 	Commands:     []Command{{Name: "classes", Description: "今天的课", Aliases: []string{"课表"}, Run: timetableCommand}},
 	Tools: []*Tool{
-		{Name: "today", Title: "某天的课", Effect: plugin.EffectRead, Private: true, Run: Func(timetableToday),
+		{Name: "today", Title: "某天的课", Effect: plugin.EffectRead, Run: Func(timetableToday),
 			Description: "Courses on a day (today by default), by start time, with the week of term and the ids of the current and next course."},
-		{Name: "week", Title: "本周课表", Effect: plugin.EffectRead, Private: true, Run: Func(timetableWeek),
+		{Name: "week", Title: "本周课表", Effect: plugin.EffectRead, Run: Func(timetableWeek),
 			Description: "The courses of a week of term (the current week by default), Monday to Sunday."},
 		{Name: "add", Title: "添加课程", Effect: plugin.EffectWrite, Run: Func(timetableAdd),
 			Description: "Add a course (or replace one by id): weekday and periods such as \"3-4\", or start and end times."},

@@ -195,6 +195,7 @@ var todosStrings = Strings{
 // todos ability, a widget of the open ones, a screen, a settings row and
 // /todo.
 var Todos = &Plugin{
+	Private:     true,
 	ID:          "todos",
 	Name:        "待办",
 	Description: "你的待办清单:助手、插件和你自己添加的待办都在这里。",
@@ -226,7 +227,7 @@ var Todos = &Plugin{
 	Commands: []Command{{Name: "todo", Description: "添加待办", ArgHint: "要做什么、什么时候", Aliases: []string{"待办"},
 		Prompt: "添加待办:{{input}}"}},
 	Tools: []*Tool{
-		{Name: "list", Title: "查看待办", Effect: plugin.EffectRead, Private: true, Run: Func(todosList),
+		{Name: "list", Title: "查看待办", Effect: plugin.EffectRead, Run: Func(todosList),
 			Description: "The user's to-dos (from every plugin and the user): open ones first, then by due time. Each has id, title, notes, due (Unix ms or null), done, source (the plugin that added it)."},
 		{Name: "add", Title: "添加待办", Effect: plugin.EffectWrite, Run: Func(todosAdd),
 			Description: "Add a to-do for the user. Give due in Beijing time when the user names one."},

@@ -74,12 +74,15 @@ func TestCommunityPluginOverHTTPS(t *testing.T) {
 	expect(run(0, "plugins", "update", "demo"), "demo: updated 1.0.0 → 1.1.0\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
 
+	// A Community plugin may not read campus data and reach a website: that update fails.
 	writeDemo(t, site, "2.0.0", "hello v2", "campus: [card]\nnetwork: [api.example.com]\n")
+	expect(run(1, "plugins", "update", "demo"), "demo: update check failed: ", "a Community plugin may read your private data")
+	writeDemo(t, site, "2.0.0", "hello v2", "campus: [card]\nabilities: [crypto]\n")
 	expect(run(0, "plugins", "update", "demo"),
-		"demo: update to 2.0.0 held for review: new campus service card; new website api.example.com (harness plugins accept demo)\n")
+		"demo: update to 2.0.0 held for review: new campus service card; new app feature crypto (harness plugins accept demo)\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v1.1\"\n")
-	expect(run(0, "plugins", "show", "demo"), "  held update: 2.0.0: new campus service card; new website api.example.com (harness plugins accept demo)\n")
-	expect(run(1, "plugins", "accept", "demo"), "demo 1.1.0 → 2.0.0 widens: new campus service card; new website api.example.com\n", "not updated\n")
+	expect(run(0, "plugins", "show", "demo"), "  held update: 2.0.0: new campus service card; new app feature crypto (harness plugins accept demo)\n")
+	expect(run(1, "plugins", "accept", "demo"), "demo 1.1.0 → 2.0.0 widens: new campus service card; new app feature crypto\n", "not updated\n")
 	expect(run(0, "plugins", "accept", "--yes", "demo"), "demo: updated 1.1.0 → 2.0.0\n")
 	expect(run(0, "tool", "run", "demo.hello"), "\"hello v2\"\n")
 
