@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
 	"github.com/pkuinfo/harness/plugin"
@@ -124,11 +125,11 @@ return: rs
 // stores the value, the next run reads it without a request, and after
 // the ttl a failing request falls back to the stale value.
 func TestCacheSQLite(t *testing.T) {
-	store, err := kvstore.OpenSQLite(filepath.Join(t.TempDir(), "kv.db"))
+	kv, err := store.OpenKV(filepath.Join(t.TempDir(), "kv.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer kv.Close()
 	requests := 0
 	fail := false
 	rt := testServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +155,7 @@ steps:
 return: rooms
 `})
 	now := fixedNow
-	opts := interp.Options{Transport: rt, KV: store, Now: func() time.Time { return now }}
+	opts := interp.Options{Transport: rt, KV: kv, Now: func() time.Time { return now }}
 	run := func() string {
 		v, err := interp.Run(context.Background(), p, "main", nil, opts)
 		if err != nil {
@@ -182,7 +183,7 @@ return: rooms
 			t.Errorf("run %d: got %s after %d requests, want %s after %d", i, got, requests, st.want, st.requests)
 		}
 	}
-	e, ok, _ := store.Get(context.Background(), "test-plugin", "rooms")
+	e, ok, _ := kv.Get(context.Background(), "test-plugin", "rooms")
 	if !ok || !e.Expires.Equal(fixedNow.Add(11*time.Minute+10*time.Minute)) {
 		t.Errorf("stored entry expires %v, want %v", e.Expires, fixedNow.Add(21*time.Minute))
 	}

@@ -20,7 +20,7 @@
 //	300–     later packages
 //
 // KV returns the plugins' key-value storage (interp.KV) on the same
-// database, using interp/kvstore's SQLite code.
+// database (KV).
 package store
 
 import (
@@ -34,7 +34,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pkuinfo/harness/interp/kvstore"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
 )
@@ -124,7 +123,7 @@ type DB struct {
 	// *sql.Tx, never SQL, and closes a Rows before it queries again.
 	SQL *sql.DB
 	dir string
-	kv  *kvstore.SQLite
+	kv  *KV
 }
 
 // Open opens (creating if needed, with mode 0700) the data directory dir and
@@ -159,7 +158,7 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	kv, err := kvstore.NewSQLite(db)
+	kv, err := NewKV(db)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
@@ -176,7 +175,7 @@ func (s *DB) Path() string { return filepath.Join(s.dir, FileName) }
 
 // KV returns the plugins' key-value storage (interp.KV, seed 004 "Steps":
 // 256 KB per plugin) kept in this database.
-func (s *DB) KV() *kvstore.SQLite { return s.kv }
+func (s *DB) KV() *KV { return s.kv }
 
 // Close closes the database.
 func (s *DB) Close() error { return s.SQL.Close() }

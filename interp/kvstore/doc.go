@@ -1,6 +1,8 @@
 // Package kvstore implements interp.KV, the per-plugin key-value storage
 // behind `kv` and `cache` steps (seed 004 "Steps"; SPEC-DECISIONS §6, §10):
-// Memory for tests and short-lived hosts, SQLite for a persistent host.
+// Memory for tests and short-lived runs (the author CLI's replays). The
+// host's persistent store is package host/store's KV; kvtest is the suite
+// both pass.
 //
 // Both store each value as its JSON encoding (expr.ToJSON), so a value read
 // back is a fresh copy, an HTML node cannot be stored, and the size counted
@@ -17,8 +19,10 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// encode returns the stored form of v and the size it counts for under key.
-func encode(key string, v any) ([]byte, int, error) {
+// Encode returns the stored form of v (its JSON) and the size it counts for
+// under key against interp.KVQuota: len(key) + len(JSON). A value JSON cannot
+// hold (an HTML node) is an error naming the key.
+func Encode(key string, v any) ([]byte, int, error) {
 	b, err := expr.ToJSON(v, "")
 	if err != nil {
 		return nil, 0, fmt.Errorf("kv: value for key %q: %w", key, err)

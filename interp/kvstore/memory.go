@@ -64,7 +64,7 @@ func (m *Memory) Set(ctx context.Context, plugin, key string, e interp.Entry) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, size, err := encode(key, e.Value)
+	b, size, err := Encode(key, e.Value)
 	if err != nil {
 		return err
 	}
