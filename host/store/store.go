@@ -34,7 +34,6 @@ import (
 	"sync"
 	"time"
 
-
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
 )
 

@@ -231,4 +231,3 @@ func housekeeping(t *testing.T, open func(*testing.T) Store) {
 		}
 	})
 }
-
