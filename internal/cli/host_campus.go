@@ -639,6 +639,7 @@ func campusStatusCmd(env *Env) int {
 		fmt.Fprintf(env.Stderr, "usage: %s [--data DIR]\n", name)
 		return ExitUsage
 	}
+	hf.readOnly = true
 	ctx := context.Background()
 	db, err := openStoreFlags(ctx, &hf)
 	if err != nil {
