@@ -623,7 +623,7 @@ func (t *turn) confirm(ctx context.Context, call ToolCall, at *host.AgentTool, c
 		outcome = "approved"
 	}
 	_ = t.a.Conversations.confirmation(context.WithoutCancel(ctx), t.conv.ID, StoredConfirmation{
-		ID: c.ID, CallID: call.ID, Tool: call.Name, Input: in, Reason: c.Reason, Outcome: outcome, Asked: asked, Answered: t.a.now()})
+		ID: c.ID, CallID: call.ID, Tool: call.Name, Input: in, Reason: c.Reason, Why: c.Why, Outcome: outcome, Asked: asked, Answered: t.a.now()})
 	if ctx.Err() != nil {
 		t.a.Host.Confirm(context.WithoutCancel(ctx), c.ID, false)
 		return nil, cancelled(ctx)

@@ -388,3 +388,65 @@ func (p *callingProvider) Complete(ctx context.Context, req *Request, onDelta fu
 	}
 	return &Reply{Message: Message{Role: RoleAssistant, ToolCalls: []ToolCall{p.call}}, FinishReason: "tool_calls"}, nil
 }
+
+// TestStoredAsShown reopens a turn that read untrusted text and had a write refused by the
+// person: what the store keeps (GET /v1/conversations/{id}) tells each call's outcome as the
+// live events did — the refused call failed with the same words, the untrusted result marked —
+// and each confirmation with its reason code and outcome.
+func TestStoredAsShown(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if err := e.h.SetMode(ctx, "notes", plugin.EffectWrite, host.ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := e.turn(t, "taint", &person{approve: false})
+	c, _ := e.agent.Conversations.List(ctx, 1)
+	full, err := e.agent.Conversations.Get(ctx, c[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The results in order: a provider may use one call id in several rounds.
+	var stored []StoredMessage
+	for _, m := range full.Messages {
+		if m.Role == RoleTool {
+			stored = append(stored, m)
+		}
+	}
+	results, asked := 0, 0
+	for _, ev := range evs {
+		switch ev.Type {
+		case "tool_result":
+			if results >= len(stored) {
+				t.Fatalf("no stored result of call %s (%s)", ev.CallID, ev.Tool)
+			}
+			m := stored[results]
+			results++
+			if m.ToolCallID != ev.CallID || m.Tool != ev.Tool {
+				t.Errorf("stored result %d is of %s %s, shown %s %s", results, m.ToolCallID, m.Tool, ev.CallID, ev.Tool)
+			}
+			if m.Failed != (ev.Error != "") || m.Untrusted != ev.Untrusted {
+				t.Errorf("%s stored failed=%v untrusted=%v; shown error %q untrusted=%v", ev.Tool, m.Failed, m.Untrusted, ev.Error, ev.Untrusted)
+			}
+			if ev.Error != "" {
+				var body struct{ Error string }
+				if json.Unmarshal([]byte(m.Content), &body); body.Error != ev.Error {
+					t.Errorf("%s stored error %q, shown %q", ev.Tool, body.Error, ev.Error)
+				}
+			}
+		case "confirmation":
+			asked++
+			var sc *StoredConfirmation
+			for i := range full.Confirmations {
+				if full.Confirmations[i].ID == ev.ID {
+					sc = &full.Confirmations[i]
+				}
+			}
+			if sc == nil || sc.Why != ev.Why || sc.Why == "" || sc.Outcome != "denied" || sc.CallID != ev.CallID {
+				t.Errorf("confirmation %s stored as %+v; shown why %q, denied", ev.ID, sc, ev.Why)
+			}
+		}
+	}
+	if results != 2 || asked != 1 {
+		t.Errorf("%d results and %d confirmations shown, want 2 and 1:\n%s", results, asked, brief(evs))
+	}
+}

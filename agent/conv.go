@@ -68,6 +68,11 @@ CREATE INDEX agent_conversations_updated ON agent_conversations (updated_at DESC
 	store.Register(store.Migration{Version: 401, Name: "agent private results", SQL: `
 ALTER TABLE agent_messages ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
 `})
+	// Why a confirmation was asked, as a code (host.WhyAsk, …): a reopened conversation words
+	// it in the page's language as the live card did. Older rows have ''.
+	store.Register(store.Migration{Version: 402, Name: "agent confirmation why", SQL: `
+ALTER TABLE agent_confirmations ADD COLUMN why TEXT NOT NULL DEFAULT '';
+`})
 }
 
 // Conversation is one stored conversation (issue 13 "Conversations"):
@@ -102,13 +107,16 @@ type StoredMessage struct {
 }
 
 // StoredConfirmation is one confirmation a turn asked and its outcome
-// ("approved", "denied", "expired" or "cancelled").
+// ("approved", "denied", "expired" or "cancelled"). Why is the reason as a
+// code (host.WhyAsk, host.WhyUntrusted, host.WhyThirdParty; "" in rows from
+// before migration 402).
 type StoredConfirmation struct {
 	ID       string          `json:"id"`
 	CallID   string          `json:"callId"`
 	Tool     string          `json:"tool"`
 	Input    json.RawMessage `json:"input"`
 	Reason   string          `json:"reason"`
+	Why      string          `json:"why,omitempty"`
 	Outcome  string          `json:"outcome"`
 	Asked    time.Time       `json:"asked"`
 	Answered time.Time       `json:"answered"`
@@ -198,7 +206,7 @@ func (s *Conversations) Get(ctx context.Context, id string) (*Conversation, erro
 	if c.Messages, err = s.Messages(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, call_id, tool, input, reason, outcome, asked_at, answered_at
+	rows, err := s.db.QueryContext(ctx, `SELECT id, call_id, tool, input, reason, why, outcome, asked_at, answered_at
 		FROM agent_confirmations WHERE conv = ? ORDER BY asked_at, rowid`, id)
 	if err != nil {
 		return nil, err
@@ -208,7 +216,7 @@ func (s *Conversations) Get(ctx context.Context, id string) (*Conversation, erro
 		var sc StoredConfirmation
 		var in string
 		var asked, answered int64
-		if err := rows.Scan(&sc.ID, &sc.CallID, &sc.Tool, &in, &sc.Reason, &sc.Outcome, &asked, &answered); err != nil {
+		if err := rows.Scan(&sc.ID, &sc.CallID, &sc.Tool, &in, &sc.Reason, &sc.Why, &sc.Outcome, &asked, &answered); err != nil {
 			return nil, err
 		}
 		sc.Input, sc.Asked, sc.Answered = json.RawMessage(in), time.UnixMilli(asked), time.UnixMilli(answered)
@@ -296,8 +304,8 @@ func (s *Conversations) setLoaded(ctx context.Context, id string, loaded []strin
 
 // confirmation records a confirmation and its outcome.
 func (s *Conversations) confirmation(ctx context.Context, conv string, c StoredConfirmation) error {
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO agent_confirmations (conv, id, call_id, tool, input, reason, outcome, asked_at, answered_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, conv, c.ID, c.CallID, c.Tool, string(c.Input), c.Reason, c.Outcome,
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO agent_confirmations (conv, id, call_id, tool, input, reason, why, outcome, asked_at, answered_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, conv, c.ID, c.CallID, c.Tool, string(c.Input), c.Reason, c.Why, c.Outcome,
 		c.Asked.UnixMilli(), c.Answered.UnixMilli())
 	return err
 }

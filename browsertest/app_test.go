@@ -483,8 +483,22 @@ func TestApp(t *testing.T) {
 	links := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer links.Close()
 	t.Run("review sheet from a link in the address", func(t *testing.T) {
-		// /install?link=URL (the chat's action on a link's plugins__install) reviews at once.
-		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/install?link="+url.QueryEscape(links.URL+"/memo/PLUGIN.md")),
+		// /install?link=URL (the chat's action on a link's plugins__install) fills in the link and
+		// waits for the person's Review: nothing is read on load.
+		link := links.URL + "/memo/PLUGIN.md"
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/install?link="+url.QueryEscape(link)),
+			chromedp.WaitVisible(chromedp.CSS(`.from-address`)),
+			chromedp.Sleep(500*time.Millisecond),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if v := eval[string](t, ctx, `document.getElementById('link').value`); v != link {
+			t.Errorf("the link field holds %q, want %q", v, link)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll('.sheet.review').length`); n != 0 {
+			t.Fatal("the page reviewed the link on load")
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
 			chromedp.WaitVisible(chromedp.CSS(`.sheet.review`)),
 		); err != nil {
 			t.Fatal(err)

@@ -237,6 +237,34 @@ func (s *Server) guard(pattern string, next http.Handler) http.Handler {
 	})
 }
 
+// fromPage reports whether r comes from a web page, the host's own included: a browser sends
+// Origin on every POST and Sec-Fetch-Site on every fetch; command-line and MCP clients send
+// neither. A page can be made to ask for what its person never meant (a link to
+// /install?link=… from another site), so what it may name is narrower.
+func fromPage(r *http.Request) bool {
+	return r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != ""
+}
+
+// WebLink reports whether src is an https or http URL with a host: the only sources a web page
+// may have reviewed or fetched (plugin.ResolveLink then judges the link itself: http only to
+// this machine). Folders, file: URLs, official:NAME and builtin:ID are not.
+func WebLink(src string) bool {
+	u, err := url.Parse(strings.TrimSpace(src))
+	if err != nil || u.Host == "" {
+		return false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	return scheme == "https" || scheme == "http"
+}
+
+// clipSource is src cut for an error message.
+func clipSource(src string) string {
+	if r := []rune(src); len(r) > 200 {
+		return string(r[:200]) + "…"
+	}
+	return src
+}
+
 // changesState reports whether a request of this method may change state:
 // anything but GET, HEAD and OPTIONS.
 func changesState(method string) bool {
@@ -457,6 +485,10 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 	if req.Source == "" {
 		return badRequest("source is required: an install link, a folder or official:NAME")
 	}
+	if fromPage(r) && !WebLink(req.Source) {
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "bad_source",
+			Message: fmt.Sprintf("source %q: a web page may have an install link reviewed (https://…, or http:// to this machine), not a folder or another kind of source; review those with harness plugins review", clipSource(req.Source))}
+	}
 	rv, err := s.h.Review(r.Context(), req.Source)
 	if err != nil {
 		return err
@@ -480,7 +512,13 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
 	if req.Hash == "" {
 		return badRequest("hash is required: the hash of the review the user accepted (POST /v1/reviews)")
 	}
-	in, err := s.h.Install(r.Context(), req.Source, req.Hash)
+	src := req.Source
+	if fromPage(r) && !WebLink(src) {
+		// A web page installs another kind of source (a draft, a folder) only by the hash of
+		// its review on this host, never by reading the source afresh.
+		src = ""
+	}
+	in, err := s.h.Install(r.Context(), src, req.Hash)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
@@ -166,7 +167,39 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	return s, nil
 }
 
-// Dir returns the data directory.
+// memSeq names each OpenMemory database apart.
+var memSeq atomic.Int64
+
+// OpenMemory opens a database that lives in this process's memory only, with every
+// registered migration applied, for a command that must not create a data directory (a
+// review where none exists yet). It writes no file; it goes when the DB is closed. Its Dir is
+// "": what keeps files beside a data directory (the vault's key) refuses it.
+func OpenMemory(ctx context.Context) (*DB, error) {
+	dsn := fmt.Sprintf("file:harness-memory-%d?mode=memory&cache=shared&_pragma=foreign_keys(ON)&_txlock=immediate", memSeq.Add(1))
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open in memory: %w", err)
+	}
+	// Every connection to a shared-cache memory database sees the same tables, and the
+	// database lasts while one is open: idle ones are kept, never closed for age.
+	db.SetMaxOpenConns(MaxConns)
+	db.SetMaxIdleConns(MaxConns)
+	db.SetConnMaxIdleTime(0)
+	s := &DB{SQL: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	kv, err := kvstore.NewSQLite(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: in memory: %w", err)
+	}
+	s.kv = kv
+	return s, nil
+}
+
+// Dir returns the data directory ("" for OpenMemory).
 func (s *DB) Dir() string { return s.dir }
 
 // Path returns the database file's path.

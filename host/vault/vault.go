@@ -98,8 +98,13 @@ var (
 // dir), else a new random key stored in the keyring or, when the keyring
 // refuses, in a new key file written with mode 0600. Boxes are cached per
 // directory. Errors name the file and say why (wrong mode, bad content, not
-// writable).
+// writable); an empty dir is an error.
 func Open(dir string, kr Keyring) (*Box, error) {
+	if dir == "" {
+		// A database without a data directory (store.OpenMemory) has no place for a key, and
+		// the current directory is not one.
+		return nil, errors.New("vault: no data directory: nothing can be sealed")
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("vault: data directory %q: %w", dir, err)

@@ -516,6 +516,7 @@ func chatList(env *Env) int {
 	if err := fs.Parse(env.Args); err != nil {
 		return ExitUsage
 	}
+	hf.readOnly = true
 	ctx := context.Background()
 	h, db, err := openHost(ctx, hf)
 	if err != nil {
@@ -555,6 +556,7 @@ func chatShow(env *Env) int {
 		fmt.Fprintf(env.Stderr, "usage: %s [--data DIR] [--json] ID\n", name)
 		return ExitUsage
 	}
+	hf.readOnly = true
 	ctx := context.Background()
 	h, db, err := openHost(ctx, hf)
 	if err != nil {

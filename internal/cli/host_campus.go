@@ -92,7 +92,7 @@ func newSigner(db *store.DB) (*campus.Signer, error) {
 		OTP: func(ctx context.Context) (string, bool, error) {
 			secret, ok, err := abilities.OTPSecret(ctx, db)
 			if errors.Is(err, vault.ErrOpen) {
-				return "", false, fmt.Errorf("the stored authenticator secret was sealed with another key (the key file beside the data directory was lost or replaced): set it again with harness otp set SECRET, or forget it with harness otp clear")
+				return "", false, fmt.Errorf("the stored authenticator secret was sealed with another key (the key file beside the data directory was lost or replaced): set it again with harness otp set (it asks for the secret), or forget it with harness otp clear")
 			}
 			if err != nil || !ok {
 				return "", false, err
@@ -175,8 +175,15 @@ func (p *prompter) line(q string) (string, error) {
 	return strings.TrimSpace(s), nil
 }
 
+// terminal reports whether the answers come from a terminal (secret reads them without echo).
+func (p *prompter) terminal() bool {
+	f, ok := p.in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 func (p *prompter) secret(q string) (string, error) {
-	if f, ok := p.in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if p.terminal() {
+		f := p.in.(*os.File)
 		fmt.Fprint(p.out, q)
 		b, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(p.out)
@@ -566,6 +573,7 @@ func campusStatusCmd(env *Env) int {
 		fmt.Fprintf(env.Stderr, "usage: %s [--data DIR]\n", name)
 		return ExitUsage
 	}
+	hf.readOnly = true
 	ctx := context.Background()
 	db, err := openStoreFlags(ctx, &hf)
 	if err != nil {

@@ -98,6 +98,7 @@ func openCloudCmd(env *Env, name, usage string, minArgs, maxArgs int) (*cloudCmd
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return nil, ExitUsage
 	}
+	c.f.hf.readOnly = name == "harness cloud status" // the one that only reads
 	h, db, err := openHost(context.Background(), &c.f.hf)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)

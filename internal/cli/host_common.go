@@ -49,7 +49,18 @@ type hostFlags struct {
 	ca   string
 	lang string        // --lang; see language
 	fs   *flag.FlagSet // its Output is where openDataDir says it created a data directory
+	// readOnly is set by a command that only reads (a review, a list, a status): where the data
+	// directory holds no database, openDataDir creates nothing and returns *noDataDir.
+	readOnly bool
 }
+
+// noDataDir is the error of a read-only command whose data directory holds no database yet.
+type noDataDir struct {
+	dir  string // absolute when it can be made so
+	lang msg.Lang
+}
+
+func (e *noDataDir) Error() string { return e.lang.T(msg.NoDataDir, e.dir) }
 
 // language is the run's language (issue 11): --lang, else $LC_ALL, $LC_MESSAGES or $LANG,
 // else zh-Hans (msg.Resolve). The error is for a --lang that names neither language.
@@ -123,19 +134,49 @@ func openHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) 
 	return h, db, nil
 }
 
+// openMemoryHost is a Host on a database in memory (store.OpenMemory), for a read-only
+// command that needs no data directory (a review): no other package's setup (they keep sealed
+// secrets beside a data directory) and no official plugins installed, so nothing is.
+func openMemoryHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) {
+	db, err := store.OpenMemory(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []host.Option{}
+	if f.ca != "" {
+		fetcher, err := caFetcher(f.ca)
+		if err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		opts = append(opts, host.WithFetcher(fetcher))
+	}
+	h, err := host.New(db, opts...)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return h, db, nil
+}
+
 // openDataDir opens the data directory of --data (or the default). When it holds no database
 // yet (a first start, or a mistyped --data), it says on the flags' output (the command's
-// stderr) "harness: created a new data directory at DIR", once: the next open finds it.
+// stderr) "harness: created a new data directory at DIR", once: the next open finds it; a
+// read-only command (f.readOnly) creates nothing then and gets *noDataDir.
 func openDataDir(ctx context.Context, f *hostFlags) (*store.DB, error) {
-	dir := f.data
-	if dir == "" {
-		d, err := store.DefaultDir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
+	dir, err := hostDataDir(f)
+	if err != nil {
+		return nil, err
 	}
 	_, statErr := os.Stat(filepath.Join(dir, store.FileName))
+	if f.readOnly && errors.Is(statErr, fs.ErrNotExist) {
+		abs, aerr := filepath.Abs(dir)
+		if aerr != nil {
+			abs = dir
+		}
+		lang, _ := f.language()
+		return nil, &noDataDir{dir: abs, lang: lang}
+	}
 	db, err := store.Open(ctx, dir)
 	if err != nil {
 		return nil, err

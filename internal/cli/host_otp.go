@@ -34,8 +34,8 @@ var abilitySets sync.Map // *store.DB → *abilities.Set
 func init() {
 	Register(&Command{
 		Path:    "otp set",
-		Usage:   "[SECRET | otpauth://… | -] [--data DIR]",
-		Summary: "store the secret of the IAAA authenticator (手机令牌) for otp.code and verify.treehole; - or nothing reads it from stdin",
+		Usage:   "[-] [--data DIR]",
+		Summary: "store the secret of the IAAA authenticator (手机令牌) for otp.code and verify.treehole: asked without echo, or the first line of stdin (harness otp set < FILE)",
 		Run:     otpSetCmd,
 		Flags:   hostFlagsOnly,
 	})
@@ -65,19 +65,28 @@ func init() {
 	RegisterServeSetup(abilityServe)
 }
 
-// otpFlags parses the flags of an otp command and opens the database.
-func otpOpen(env *Env, name, usage string, maxArgs int) (*store.DB, []string, int) {
+// otpOpen parses the flags of an otp command, checks its arguments with check (nil: none
+// allowed) before anything is opened, and opens the database; readOnly as hostFlags.readOnly.
+// On failure it has said why on stderr and the DB is nil.
+func otpOpen(env *Env, name, usage string, readOnly bool, check func(args []string) string) (*store.DB, []string, int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	var hf hostFlags
 	hf.register(fs)
+	hf.readOnly = readOnly
 	args, err := parseInterleaved(fs, env.Args)
 	if err != nil {
 		return nil, nil, ExitUsage
 	}
-	if len(args) > maxArgs {
+	if check == nil && len(args) > 0 {
 		fmt.Fprintf(env.Stderr, "usage: %s %s\n", name, usage)
 		return nil, nil, ExitUsage
+	}
+	if check != nil {
+		if why := check(args); why != "" {
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, why)
+			return nil, nil, ExitUsage
+		}
 	}
 	db, err := openStoreFlags(context.Background(), &hf)
 	if err != nil {
@@ -87,28 +96,51 @@ func otpOpen(env *Env, name, usage string, maxArgs int) (*store.DB, []string, in
 	return db, args, ExitOK
 }
 
-// otpSetCmd is `harness otp set [SECRET | otpauth://… | -]` (seed 004 "Host
-// abilities": otp; pku-services.md §2.4). Without an argument, or with -,
-// it reads the secret from the first line of stdin, so it stays out of the
-// shell's history. It prints the current code so the user can compare it
-// with the authenticator app. Exit 1 when the secret is not usable.
+// otpSetArgs refuses a secret on the command line: `ps` shows it to every user of the
+// machine, and the shell's history keeps it. Only "-" (stdin) may be given.
+func otpSetArgs(args []string) string {
+	switch {
+	case len(args) == 0 || len(args) == 1 && args[0] == "-":
+		return ""
+	case len(args) == 1:
+		return "the secret is not taken as an argument (ps and the shell's history would show it): run harness otp set and paste it at the prompt, or harness otp set < FILE"
+	}
+	return "too many arguments (usage: harness otp set [-] [--data DIR])"
+}
+
+// otpSetCmd is `harness otp set [-]` (seed 004 "Host abilities": otp; pku-services.md §2.4).
+// It asks for the secret (Base32, or an otpauth:// link) without echo when stdin is a
+// terminal, and otherwise reads the first line of stdin; a secret given as an argument is
+// refused (exit 2), so it stays out of `ps` and the shell's history. It prints the current
+// code so the user can compare it with the authenticator app. Exit 1 when the secret is not
+// usable.
 func otpSetCmd(env *Env) int {
 	const name = "harness otp set"
-	db, args, code := otpOpen(env, name, "[SECRET | otpauth://… | -] [--data DIR]", 1)
+	db, _, code := otpOpen(env, name, "[-] [--data DIR]", false, otpSetArgs)
 	if db == nil {
 		return code
 	}
 	defer db.Close()
-	secret := ""
-	if len(args) == 1 && args[0] != "-" {
-		secret = args[0]
+	p := newPrompter(env)
+	var secret string
+	if p.terminal() {
+		s, err := p.secret("authenticator secret (Base32, or the otpauth:// link): ")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFail
+		}
+		secret = strings.TrimSpace(s)
 	} else {
 		line, err := bufio.NewReader(io.LimitReader(env.Stdin, 4096)).ReadString('\n')
 		if err != nil && line == "" {
-			fmt.Fprintf(env.Stderr, "%s: no secret on stdin\n", name)
+			fmt.Fprintf(env.Stderr, "%s: no secret on stdin: run harness otp set and paste it at the prompt, or harness otp set < FILE\n", name)
 			return ExitUsage
 		}
 		secret = strings.TrimSpace(line)
+	}
+	if secret == "" {
+		fmt.Fprintf(env.Stderr, "%s: the secret is empty\n", name)
+		return ExitUsage
 	}
 	now := time.Now()
 	if err := abilities.SetOTPSecret(context.Background(), db, secret, now); err != nil {
@@ -125,7 +157,7 @@ func otpSetCmd(env *Env) int {
 // no secret is stored.
 func otpCodeCmd(env *Env) int {
 	const name = "harness otp code"
-	db, _, code := otpOpen(env, name, "[--data DIR]", 0)
+	db, _, code := otpOpen(env, name, "[--data DIR]", true, nil)
 	if db == nil {
 		return code
 	}
@@ -151,7 +183,7 @@ func otpCodeCmd(env *Env) int {
 // otpClearCmd is `harness otp clear`.
 func otpClearCmd(env *Env) int {
 	const name = "harness otp clear"
-	db, _, code := otpOpen(env, name, "[--data DIR]", 0)
+	db, _, code := otpOpen(env, name, "[--data DIR]", false, nil)
 	if db == nil {
 		return code
 	}

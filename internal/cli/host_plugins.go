@@ -73,7 +73,14 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
+		hf.readOnly = readOnlyPlugins[sub]
 		h, db, err := openHost(ctx, hf)
+		var none *noDataDir
+		if sub == "review" && errors.As(err, &none) {
+			// A review reads the plugin, not the host: without a data directory it runs on a
+			// host in memory that knows nothing is installed.
+			h, db, err = openMemoryHost(ctx, hf)
+		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 			return ExitFail
@@ -93,6 +100,10 @@ func pluginsCommand(path, usage string) func(env *Env) int {
 		return ExitOK
 	}
 }
+
+// readOnlyPlugins are the `harness plugins …` commands that only read: they create no data
+// directory where there is none (openDataDir).
+var readOnlyPlugins = map[string]bool{"review": true, "list": true, "show": true, "versions": true}
 
 // hostError is an error of the host in lang: the conflicts and absences the host names
 // (host.Conflict.Reason, host.NotFound.Plugin) from the catalogue, anything else as it is,

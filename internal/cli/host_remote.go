@@ -58,6 +58,7 @@ func remoteCommand(path, usage string) func(env *Env) int {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
+		hf.readOnly = sub == "list-remote"
 		h, db, err := openHost(ctx, hf)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)

@@ -9,6 +9,7 @@ type entry struct{ zh, en string }
 // The keys. Grouped by the command that prints them; the formats are in catalogue below.
 const (
 	NewDataDir Key = "data.created" // %[1]s the folder
+	NoDataDir  Key = "data.none"    // %[1]s the folder
 
 	Confirm   Key = "confirm"        // %[1]s the question
 	Official  Key = "kind.official"  // the kind of an official plugin
@@ -146,6 +147,8 @@ var catalogue = map[Key]entry{
 
 	NewDataDir: {"harness: 新建了数据目录 %[1]s（如果你是想用已有的数据，请检查 --data 的路径）",
 		"harness: created a new data directory at %[1]s (if you meant an existing one, check the --data path)"},
+	NoDataDir: {"%[1]s 还没有数据目录：还没有安装或保存任何东西（harness serve 或任何会保存的命令会新建它；要用别的目录请给 --data）",
+		"no data directory at %[1]s yet: nothing is installed or stored (harness serve, or any command that stores something, creates it; --data names another)"},
 
 	Confirm:   {"%[1]s [y/N] ", "%[1]s [y/N] "},
 	Official:  {"官方", "Official"},

@@ -262,6 +262,44 @@ function Dashboard() {
 
 // --- chat ---
 interface Item { kind: 'user' | 'text' | 'tool' | 'confirm' | 'question' | 'error' | 'ui'; [k: string]: any }
+
+// storedItems is a stored conversation (GET /v1/conversations/{id}: messages, confirmations)
+// as the live chat showed it: each call's row with its outcome — a failed or refused call marked
+// as not run, with the words the live row had; an untrusted result badged — and after it the
+// confirmation asked for it, answered as it was. A tool message answers the newest unfinished
+// row of its call id, and a confirmation belongs to the next row of its call id and tool (a
+// provider may reuse call ids across rounds).
+export function storedItems(c: any): Item[] {
+  const out: Item[] = [];
+  const asked: Record<string, any[]> = {};
+  for (const x of c?.confirmations || []) (asked[x.callId + '\n' + x.tool] ||= []).push(x);
+  for (const m of c?.messages || []) {
+    if (m.role === 'user') out.push({ kind: 'user', text: m.content });
+    else if (m.role === 'assistant') {
+      if (m.content) out.push({ kind: 'text', text: m.content });
+      for (const call of m.toolCalls || []) {
+        out.push({ kind: 'tool', id: call.id, tool: call.name });
+        const cf = asked[call.id + '\n' + call.name]?.shift();
+        if (cf) out.push({ kind: 'confirm', id: cf.id, callId: cf.callId, tool: cf.tool, input: cf.input, why: cf.why, answered: cf.outcome || 'denied' });
+      }
+    } else if (m.role === 'tool') {
+      let i = out.length - 1;
+      while (i >= 0 && !(out[i].kind === 'tool' && out[i].id === m.toolCallId && !out[i].done)) i--;
+      if (i < 0) continue;
+      let body: any;
+      try { body = JSON.parse(m.content); } catch { body = undefined; }
+      if (m.failed) {
+        const error = body && typeof body.error === 'string' && body.error ? body.error : String(m.content || t('state.error'));
+        out[i] = { ...out[i], done: true, error };
+      } else {
+        // An untrusted result is kept wrapped for the model: it is not the tool's value.
+        out[i] = { ...out[i], done: true, untrusted: !!m.untrusted, result: m.untrusted ? undefined : body };
+      }
+    }
+  }
+  return out;
+}
+
 function Chat({ id }: { id?: string }) {
   const [convs, setConvs] = useState<any[]>([]);
   const [items, setItems] = useState<Item[]>([]);
@@ -281,22 +319,17 @@ function Chat({ id }: { id?: string }) {
     setItems([]);
     if (!id) return;
     get(`/v1/conversations/${encodeURIComponent(id)}`).then((r) => {
-      const out: Item[] = [];
-      for (const m of r.conversation?.messages || []) {
-        const msg = m.message || m;
-        if (msg.role === 'user') out.push({ kind: 'user', text: msg.content });
-        else if (msg.role === 'assistant' && msg.content) out.push({ kind: 'text', text: msg.content });
-        if (msg.role === 'assistant') for (const c of msg.toolCalls || []) out.push({ kind: 'tool', tool: c.name, done: true });
-      }
+      if (conv.current !== id) return;
+      const out = storedItems(r.conversation);
       setItems(out);
       // A stored conversation keeps the model's tool names only: the rows get their titles (both
       // languages) from each plugin's tool list, one request per plugin.
-      const plugins = [...new Set(out.filter((x) => x.kind === 'tool').map((x) => String(x.tool).split('__')[0]))];
+      const plugins = [...new Set(out.filter((x) => x.kind === 'tool' || x.kind === 'confirm').map((x) => String(x.tool).split('__')[0]))];
       for (const pl of plugins) get(`/v1/ui/plugins/${encodeURIComponent(pl)}`).then((ui) => {
         if (conv.current !== id) return;
         const by: Record<string, any> = {};
         for (const tl of ui.tools || []) by[pl + '__' + tl.name] = tl;
-        update((l) => l.map((x) => (x.kind === 'tool' && !x.title && by[x.tool] ? { ...x, title: by[x.tool].title, titleEn: by[x.tool].titleEn, effect: x.effect || by[x.tool].effect } : x)));
+        update((l) => l.map((x) => ((x.kind === 'tool' || x.kind === 'confirm') && !x.title && by[x.tool] ? { ...x, title: by[x.tool].title, titleEn: by[x.tool].titleEn, effect: x.effect || by[x.tool].effect } : x)));
       }).catch(() => {});
     }).catch((e) => say(errText(e)));
   }, [id]);
@@ -394,7 +427,7 @@ function Chat({ id }: { id?: string }) {
                   <p class="title">{t('confirm.title')}: <strong>{toolTitle(it)}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
                   {argsText(it.input) ? <p class="args">{argsText(it.input)}</p> : null}
                   {it.why === 'ask' ? <p class="detail">{t('confirm.why.ask', { effect: effectName(it.effect) })}</p> : it.why === 'untrusted' ? <p class="detail">{t('confirm.why.untrusted')}</p> : it.why === 'third_party' ? <p class="detail">{t('confirm.why.third_party')}</p> : null}
-                  {it.answered ? <p class="answered">{t(it.answered === 'approved' ? 'confirm.approved' : 'confirm.denied')}</p> : (
+                  {it.answered ? <p class="answered">{t(answeredKey[it.answered] || 'confirm.denied')}</p> : (
                     <div class="actions"><button type="button" class="primary" onClick={() => answer(it, true)}>{t('confirm.approve')}</button><button type="button" onClick={() => answer(it, false)}>{t('confirm.deny')}</button></div>
                   )}
                 </div>);
@@ -439,6 +472,10 @@ export function ReviewAction({ tool, result }: { tool: string; result: any }) {
   return open ? <div class="inline-review"><ReviewSheet rv={rv} src={src} busy={busy} setBusy={setBusy} onCancel={() => setOpen(false)} /></div>
     : <button type="button" class="review-action" onClick={() => setOpen(true)}>{t('chat.openReview')}</button>;
 }
+
+// answeredKey words a confirmation's outcome (live: approved or denied; stored: also expired or
+// cancelled).
+const answeredKey: Record<string, Key> = { approved: 'confirm.approved', denied: 'confirm.denied', expired: 'confirm.expired', cancelled: 'confirm.cancelled' };
 
 function Question({ it, onAnswer }: { it: Item; onAnswer: (v: Record<string, any> | null) => void }) {
   const fields: any[] = Array.isArray(it.fields) && it.fields.length ? it.fields : [{ name: 'code', label: it.qkind === 'verification_required' ? t('question.code') : t('question.answer') }];

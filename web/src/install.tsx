@@ -2,7 +2,7 @@
 // remote plugin (an MCP server's URL and token). Every way ends on a review sheet; nothing is
 // installed before the person confirms it, and the host installs exactly what was reviewed
 // (the plugin's hash, or the remote server's description's hash).
-import { useState, useEffect } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { post, APIError } from './api';
 import { t, locale, Key } from './i18n';
 import { say, errText, go, effectName } from './app';
@@ -10,19 +10,31 @@ import { decodeQRFile, linkFromQR, QRError } from './qr';
 
 type Method = 'link' | 'qr' | 'remote';
 
+// webLink reports whether s is an install link this page may have reviewed: an https or http
+// URL with a host (the host takes http to this computer only). A folder of this computer, a
+// file: URL, official:NAME and builtin:ID are the command line's (harness plugins review): a
+// page of another site can send the person to /install?link=…, and the host refuses them from
+// a page too (POST /v1/reviews).
+export function webLink(s: string): boolean {
+  try { const u = new URL(s.trim()); return (u.protocol === 'https:' || u.protocol === 'http:') && !!u.host; } catch { return false; }
+}
+
 export function Install() {
   const q = new URLSearchParams(location.search);
+  // /install?link=URL (the chat's "Open the review sheet" on a plugins__install result, or a link
+  // from anywhere) fills the field with an install link and waits for the Review button: a page
+  // the person visited may have sent them here, so nothing is read on load.
+  const given = q.get('link');
   const [method, setMethod] = useState<Method>(q.get('remote') !== null ? 'remote' : 'link');
-  const [src, setSrc] = useState(q.get('link') || '');
+  const [src, setSrc] = useState(given && webLink(given) ? given.trim() : '');
   const [rv, setRv] = useState<any>(null);
   const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState(given && !webLink(given) ? t('install.notLink', { link: given.length > 120 ? given.slice(0, 120) + '…' : given }) : '');
   const review = async (link = src) => {
-    setBusy(true);
+    if (!webLink(link)) { setProblem(t('install.notLink', { link: link.length > 120 ? link.slice(0, 120) + '…' : link })); return; }
+    setBusy(true); setProblem('');
     try { setRv(await post('/v1/reviews', { source: link.trim(), lang: locale.value === 'en' ? 'en' : 'zh-Hans' })); } catch (e) { say(errText(e)); } finally { setBusy(false); }
   };
-  // /install?link=URL (the chat's "Open the review sheet" on a plugins__install result) reviews the link
-  // at once: reviewing only reads it; installing stays the person's button on the sheet.
-  useEffect(() => { if (q.get('link')) review(q.get('link') || ''); }, []);
   const pick = (m: Method) => { setMethod(m); setRv(null); };
   const methods: [Method, Key][] = [['link', 'install.byLink'], ['qr', 'install.byQR'], ['remote', 'install.byRemote']];
   return (
@@ -31,9 +43,11 @@ export function Install() {
       <fieldset class="segmented" aria-label={t('install.how')}>
         {methods.map(([m, k]) => <label><input type="radio" name="method" value={m} checked={method === m} onChange={() => pick(m)} /><span>{t(k)}</span></label>)}
       </fieldset>
+      {problem ? <p class="state error link-problem" role="alert">{problem}</p> : null}
       {method === 'link' ? (
         <form class="g-col gap-sm" onSubmit={(e) => { e.preventDefault(); review(); }}>
-          <div class="g-field"><label for="link">{t('install.link')}</label><input id="link" type="url" inputMode="url" required value={src} placeholder="https://…" onInput={(e) => { setSrc((e.target as HTMLInputElement).value); setRv(null); }} /></div>
+          {given && webLink(given) && src === given.trim() && !rv ? <p class="detail from-address">{t('install.fromAddress')}</p> : null}
+          <div class="g-field"><label for="link">{t('install.link')}</label><input id="link" type="url" inputMode="url" required value={src} placeholder="https://…" onInput={(e) => { setSrc((e.target as HTMLInputElement).value); setRv(null); setProblem(''); }} /></div>
           <button type="submit" class="primary" disabled={busy || !src.trim()}>{t('install.review')}</button>
         </form>
       ) : method === 'qr' ? (
