@@ -190,7 +190,7 @@ func OpenMemory(ctx context.Context) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	kv, err := kvstore.NewSQLite(db)
+	kv, err := NewKV(db)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: in memory: %w", err)
