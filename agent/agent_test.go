@@ -114,7 +114,8 @@ func TestTaintAfterUntrusted(t *testing.T) {
 			feed = m.Content
 		}
 	}
-	if !strings.HasPrefix(feed, "[Untrusted data returned by notes__feed") || !strings.Contains(feed, "<data>") {
+	if !strings.Contains(feed, "[Untrusted data returned by notes__feed") || !strings.Contains(feed, "<data>") ||
+		!strings.HasPrefix(feed, "[Untrusted data: the notes of third-party plugin notes") {
 		t.Errorf("feed result sent as %q", feed)
 	}
 	// A new turn is not tainted: the write runs at once.

@@ -158,3 +158,12 @@ func ThirdPartyRule(m *plugin.Manifest) (path, reason string) {
 	}
 	return "", ""
 }
+
+// PrivatePlugin reports whether results of p's tools are the person's private
+// data (all of a plugin that declares campus services or a private ability,
+// or any tool of a private built-in), as Call marks CallResult.Private. A
+// face that draws p's data (web.Draw) uses it to keep what it draws on the
+// device.
+func (h *Host) PrivatePlugin(p *plugin.Plugin) bool {
+	return p != nil && (readsPrivate(p.Manifest) || len(h.privateTools(p)) > 0)
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -290,8 +291,45 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	if p != nil && h.PrivatePlugin(p) && (len(req.Document) > 0 || !official(ctx, h, p.Manifest.ID)) {
+		// The person's private data, drawn by a document no Official plugin wrote (a
+		// Community plugin's, or a card the assistant made): a link its templates built
+		// could carry that data to any host on a tap, so only links written out in the
+		// document itself stay live.
+		inertLinks(drawn.Root, func(u string) bool { return bytes.Contains(doc, []byte(u)) })
+	}
 	rep.Drawn = drawn
 	return rep, nil
+}
+
+// official reports whether installed plugin id is Official.
+func official(ctx context.Context, h *host.Host, id string) bool {
+	in, err := h.Show(ctx, id)
+	return err == nil && in.Official
+}
+
+// inertLinks applies genui.InertLinks to the text of every Markdown node of a
+// drawn tree.
+func inertLinks(n any, keep func(string) bool) {
+	switch v := n.(type) {
+	case map[string]any:
+		if v["type"] == "Markdown" {
+			if props, ok := v["props"].(map[string]any); ok {
+				if t, ok := props["text"].(string); ok {
+					props["text"] = genui.InertLinks(t, keep)
+				}
+			} else if t, ok := v["text"].(string); ok {
+				v["text"] = genui.InertLinks(t, keep)
+			}
+		}
+		for _, c := range v {
+			inertLinks(c, keep)
+		}
+	case []any:
+		for _, c := range v {
+			inertLinks(c, keep)
+		}
+	}
 }
 
 // updated words when the oldest of the values drawn was read, with the formatters every face

@@ -302,6 +302,9 @@ func source(c *builtin.Context, in SourceInput) (map[string]any, error) {
 	for _, n := range names {
 		files[n] = string(p.Files[n])
 	}
+	if in, err := c.Host.Show(c, in.Plugin); err != nil || !in.Official {
+		c.MarkUntrusted() // a Community plugin's files are its author's text
+	}
 	return map[string]any{"plugin": in.Plugin, "version": p.Manifest.Version, "files": files}, nil
 }
 
@@ -344,6 +347,9 @@ func install(c *builtin.Context, in InstallInput) (Opened, error) {
 	}
 	if err != nil {
 		return Opened{}, reviewError(err)
+	}
+	if !rv.Official {
+		c.MarkUntrusted() // the sheet holds a Community plugin's own text (its notes, titles)
 	}
 	return Opened{Opened: true, Review: rv, Sheet: rv.Sheet(string(c.Locale)), Source: rv.Source,
 		Note: "The review sheet is open. Nothing is installed unless the user installs it from the sheet."}, nil

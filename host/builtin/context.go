@@ -40,6 +40,8 @@ type Context struct {
 	Locale i18n.Locale
 
 	call *host.BuiltinCall
+	// untrusted is set by MarkUntrusted, for a context() that has no call.
+	untrusted bool
 }
 
 func newContext(ctx context.Context, h *host.Host, id string, actor host.Actor, turn string, call *host.BuiltinCall) *Context {
@@ -118,6 +120,7 @@ func (c *Context) MarkUntrusted() {
 	if c.call != nil {
 		c.call.Untrusted = true
 	}
+	c.untrusted = true
 }
 
 // textBy marks the result untrusted when it carries text that plugin

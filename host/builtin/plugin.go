@@ -499,30 +499,39 @@ func MustCompile(p *Plugin) *Compiled {
 // RunContext runs c's Context function for query with the ContextTimeout
 // cut-off; "" when there is none or it did not answer in time.
 func RunContext(ctx context.Context, h *host.Host, c *Compiled, query string) (string, error) {
+	s, _, err := RunContextMarked(ctx, h, c, query)
+	return s, err
+}
+
+// RunContextMarked is RunContext that also says whether the text carries
+// third-party text (the context() called MarkUntrusted: a to-do a document
+// plugin added), so that a turn whose prompt holds it is untrusted.
+func RunContextMarked(ctx context.Context, h *host.Host, c *Compiled, query string) (string, bool, error) {
 	if c.Def.Context == nil {
-		return "", nil
+		return "", false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ContextTimeout)
 	defer cancel()
 	type answer struct {
-		s   string
-		err error
+		s         string
+		untrusted bool
+		err       error
 	}
 	ch := make(chan answer, 1)
 	cx := newContext(ctx, h, c.Def.ID, host.ActorAgent, "", nil)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				ch <- answer{"", fmt.Errorf("builtin %s: context failed: %v", c.Def.ID, r)}
+				ch <- answer{"", false, fmt.Errorf("builtin %s: context failed: %v", c.Def.ID, r)}
 			}
 		}()
 		s, err := c.Def.Context(cx, query)
-		ch <- answer{s, err}
+		ch <- answer{s, cx.untrusted, err}
 	}()
 	select {
 	case a := <-ch:
-		return a.s, a.err
+		return a.s, a.untrusted, a.err
 	case <-ctx.Done():
-		return "", fmt.Errorf("builtin %s: context took longer than %s", c.Def.ID, ContextTimeout)
+		return "", false, fmt.Errorf("builtin %s: context took longer than %s", c.Def.ID, ContextTimeout)
 	}
 }

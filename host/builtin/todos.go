@@ -170,6 +170,7 @@ func todosContext(c *Context, _ string) (string, error) {
 	var soon []string
 	for _, t := range list.Items {
 		if t.Due != nil && time.UnixMilli(*t.Due).Before(c.Now.Add(24*time.Hour)) {
+			c.textBy(t.Source) // a document's to-do is its author's text
 			soon = append(soon, fmt.Sprintf("%q (id %d) due %s", t.Title, t.ID, time.UnixMilli(*t.Due).In(i18n.Beijing).Format("2006-01-02 15:04")))
 		}
 	}
