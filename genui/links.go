@@ -8,7 +8,7 @@ import (
 
 var (
 	// mdLink is an inline Markdown link or image: [text](url "title").
-	mdLink = regexp.MustCompile(`\[([^\[\]]*)\]\(\s*<?([^()\s<>]*)>?(?:\s+[^()]*)?\)`)
+	mdLink = regexp.MustCompile(`\[([^\[\]]*)\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+[^()]*)?\)`)
 	// bareURL is a URL written out (an autolink, or one GFM links by itself).
 	bareURL = regexp.MustCompile(`(?i)<?\b(?:https?|ftp|mailto|javascript|data):[^\s<>()\[\]"'` + "`" + `]*>?`)
 	// wwwURL is a www. address GFM links without a scheme.
@@ -21,6 +21,24 @@ var (
 // tap cannot carry what the URL's path and query hold to that host. keep gets
 // the URL as written. Text without links is returned unchanged.
 func InertLinks(md string, keep func(u string) bool) string {
+	// A link inside a link's text is one more pass: each pass removes one level.
+	for range maxNesting {
+		next := inertOnce(md, keep)
+		if next == md {
+			return md
+		}
+		md = next
+	}
+	// Deeper nesting than anyone writes: break every remaining inline link.
+	return inertOnce(strings.ReplaceAll(md, "](", "] ("), keep)
+}
+
+// maxNesting is how many levels of links inside link text InertLinks undoes
+// one by one.
+const maxNesting = 4
+
+// inertOnce is one pass of InertLinks.
+func inertOnce(md string, keep func(u string) bool) string {
 	if !strings.ContainsAny(md, ":[.") {
 		return md
 	}
