@@ -77,6 +77,7 @@ type benchReport struct {
 	Sent            int64   `json:"sent"`
 	Received        int64   `json:"received"`
 	SendErrors      int64   `json:"sendErrors"`
+	Refused         int64   `json:"refused"`
 	FramesPerSec    float64 `json:"framesPerSec"`
 	P50ms           float64 `json:"p50ms"`
 	P99ms           float64 `json:"p99ms"`
@@ -202,7 +203,7 @@ func (r *benchReport) print(w io.Writer) {
 	if r.TargetRate == 0 {
 		target = "closed loop"
 	}
-	fmt.Fprintf(w, "relay           %.0f frames/s received (%s): %d sent, %d received, %d send errors in %.1f s\n", r.FramesPerSec, target, r.Sent, r.Received, r.SendErrors, r.Seconds)
+	fmt.Fprintf(w, "relay           %.0f frames/s received (%s): %d sent, %d received, %d send errors, %d refused by the relay in %.1f s\n", r.FramesPerSec, target, r.Sent, r.Received, r.SendErrors, r.Refused, r.Seconds)
 	fmt.Fprintf(w, "latency         p50 %.2f ms, p99 %.2f ms, max %.2f ms (owner Send → viewer event, sealing and opening included)\n", r.P50ms, r.P99ms, r.MaxMs)
 	if r.StorePutsPerSec > 0 || r.StoreGetsPerSec > 0 {
 		fmt.Fprintf(w, "store           %.0f puts/s, %.0f gets/s\n", r.StorePutsPerSec, r.StoreGetsPerSec)
@@ -398,20 +399,12 @@ func openPair(ctx context.Context, p *client.Plugin, hc *http.Client, base, view
 	bp.viewer, bp.peerID = v, v.PeerID()
 	for {
 		select {
-		case ev, ok := <-ch.Events():
+		case _, ok := <-ch.Events():
 			if !ok {
 				return bp, fmt.Errorf("channel %s ended during setup: %v", ch.ID(), ch.Err())
 			}
-			// join, hello or peer: whichever told the owner the viewer is online; across nodes,
-			// a peer event or a hello (connected) that says so — the join alone comes before
-			// the owner's node knows of the viewer's socket.
-			if viewerBase != base {
-				online := slices.ContainsFunc(ch.Peers(), func(pi client.PeerInfo) bool { return pi.PeerID == bp.peerID && pi.Online })
-				if ev.Type == client.EventPeer && ev.PeerID == bp.peerID && ev.Online || ev.Type == client.EventConnected && online {
-					return bp, nil
-				}
-				continue
-			}
+			// The viewer is online once the owner heard so (a peer event, or a hello after a
+			// reconnect): a join alone only says the seat is claimed, its socket may not be up.
 			if slices.ContainsFunc(ch.Peers(), func(pi client.PeerInfo) bool { return pi.PeerID == bp.peerID && pi.Online }) {
 				return bp, nil
 			}
@@ -458,7 +451,7 @@ func relay(ctx context.Context, o benchOptions, pairs []*benchPair, rep *benchRe
 	for len(pad) < o.Payload-len(`{"t":1000000000000,"p":""}`) {
 		pad += "x"
 	}
-	var received atomic.Int64
+	var received, refused atomic.Int64
 	lat := make([][]time.Duration, len(pairs))
 	// Closed loop: a pair may send when it holds a credit; each frame received returns one.
 	credits := make([]chan struct{}, len(pairs))
@@ -478,9 +471,19 @@ func relay(ctx context.Context, o benchOptions, pairs []*benchPair, rep *benchRe
 			defer rwg.Done()
 			for {
 				select {
-				case _, ok := <-p.owner.Events():
+				case ev, ok := <-p.owner.Events():
 					if !ok {
 						return
+					}
+					if ev.Type == client.EventError && ev.Code != "" {
+						// The relay refused a frame and said why (offline, too slow, rate).
+						refused.Add(1)
+						if credits[i] != nil {
+							select {
+							case credits[i] <- struct{}{}:
+							default:
+							}
+						}
 					}
 				case <-stopRecv:
 					return
@@ -583,15 +586,15 @@ func relay(ctx context.Context, o benchOptions, pairs []*benchPair, rep *benchRe
 	}
 	swg.Wait()
 	elapsed := time.Since(start)
-	// Let frames in flight arrive (at most 2 s).
-	for deadline := time.Now().Add(2 * time.Second); received.Load() < sent.Load() && time.Now().Before(deadline); {
+	// Let frames in flight arrive or be refused (at most 10 s).
+	for deadline := time.Now().Add(10 * time.Second); received.Load()+refused.Load() < sent.Load() && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	close(stopRecv)
 	rwg.Wait()
 
 	rep.Seconds = elapsed.Seconds()
-	rep.Sent, rep.Received, rep.SendErrors = sent.Load(), received.Load(), sendErr.Load()
+	rep.Sent, rep.Received, rep.SendErrors, rep.Refused = sent.Load(), received.Load(), sendErr.Load(), refused.Load()
 	rep.FramesPerSec = float64(rep.Received) / elapsed.Seconds()
 	var all []time.Duration
 	for _, l := range lat {

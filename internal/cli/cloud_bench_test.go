@@ -50,8 +50,8 @@ func TestCloudBenchSmall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if rep.Connections != 8 || rep.Sent < 20 || rep.Received != rep.Sent || rep.SendErrors != 0 {
-		t.Errorf("connections %d, sent %d, received %d, errors %d", rep.Connections, rep.Sent, rep.Received, rep.SendErrors)
+	if rep.Connections != 8 || rep.Sent < 20 || rep.Received != rep.Sent || rep.SendErrors != 0 || rep.Refused != 0 {
+		t.Errorf("connections %d, sent %d, received %d, errors %d, refused %d", rep.Connections, rep.Sent, rep.Received, rep.SendErrors, rep.Refused)
 	}
 	if rep.P50ms <= 0 || rep.P99ms < rep.P50ms || rep.MaxMs < rep.P99ms {
 		t.Errorf("latencies p50 %v p99 %v max %v", rep.P50ms, rep.P99ms, rep.MaxMs)
@@ -77,23 +77,13 @@ func TestCloudBenchClosedLoop(t *testing.T) {
 	}
 	o := benchOptions{Pairs: 2, Rate: 0, Inflight: 2, Duration: 500 * time.Millisecond, Payload: 64, StoreWorkers: 1, Setup: 2}
 	var log bytes.Buffer
-	var rep *benchReport
-	// Never more than 2 frames in flight per pair: whatever was sent arrived. One rerun is
-	// allowed: a run on a loaded machine has once lost 2 of 13,886 frames (not yet explained);
-	// a relay that loses frames loses them in both runs.
-	for run := 1; ; run++ {
-		log.Reset()
-		var err error
-		if rep, err = runBench(context.Background(), o, &log); err != nil {
-			t.Fatalf("%v\n%s", err, log.String())
-		}
-		if rep.Sent >= 10 && rep.Received == rep.Sent && rep.SendErrors == 0 {
-			break
-		}
-		if run == 2 {
-			t.Fatalf("sent %d, received %d, errors %d\n%s", rep.Sent, rep.Received, rep.SendErrors, log.String())
-		}
-		t.Logf("run %d: sent %d, received %d, errors %d; running again", run, rep.Sent, rep.Received, rep.SendErrors)
+	// Never more than 2 frames in flight per pair: whatever was sent arrived, every one.
+	rep, err := runBench(context.Background(), o, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if rep.Sent < 10 || rep.Received != rep.Sent || rep.SendErrors != 0 || rep.Refused != 0 {
+		t.Fatalf("sent %d, received %d, errors %d, refused %d\n%s", rep.Sent, rep.Received, rep.SendErrors, rep.Refused, log.String())
 	}
 	var out bytes.Buffer
 	rep.print(&out)
