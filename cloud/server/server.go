@@ -73,9 +73,14 @@ type Config struct {
 	BodyTimeout time.Duration
 	// SweepInterval is how often expiry is checked (default 1 s).
 	SweepInterval time.Duration
-	// SendQueue is the number of frames queued per connection before it is dropped as too slow
-	// (default 16).
-	SendQueue int
+	// SendQueueBytes bounds the bytes queued for one connection, frames being written included
+	// (default 1 MiB). A relayed frame past it is refused with an `error` frame to its sender;
+	// the relay's own frames (hello, presence, closed, replies) may go 64 KiB further.
+	SendQueueBytes int
+	// SlowAfter is how long a connection may keep refusing frames for the bound before it is
+	// closed with 1008 "too slow" (default 5 s). A connection that does not read at all is
+	// closed sooner or later by WriteTimeout too.
+	SlowAfter time.Duration
 	// Bus, when set, makes this server one node of several sharing Storage (which must then be
 	// shared too: cloud/server/pgstore): channel frames, presence, joins, kicks, extensions and
 	// closes reach the parties connected to the other nodes through it, and the one-owner-socket
@@ -107,7 +112,8 @@ func DefaultConfig(st Storage) Config {
 		WriteTimeout:    10 * time.Second,
 		BodyTimeout:     bodyTimeout,
 		SweepInterval:   time.Second,
-		SendQueue:       16,
+		SendQueueBytes:  1 << 20,
+		SlowAfter:       5 * time.Second,
 	}
 }
 
@@ -178,8 +184,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	fill(&cfg.WriteTimeout, def.WriteTimeout)
 	fill(&cfg.BodyTimeout, def.BodyTimeout)
 	fill(&cfg.SweepInterval, def.SweepInterval)
-	if cfg.SendQueue <= 0 {
-		cfg.SendQueue = def.SendQueue
+	fill(&cfg.SlowAfter, def.SlowAfter)
+	if cfg.SendQueueBytes <= 0 {
+		cfg.SendQueueBytes = def.SendQueueBytes
 	}
 	if cfg.Registrations.Window <= 0 {
 		cfg.Registrations = def.Registrations
