@@ -376,12 +376,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, h handlerFunc) {
 	writeError(w, pe)
 }
 
+// writeError answers pe with the status its code carries (seed 003: `bad_request` 400, …), so
+// that status and error.code always agree.
 func writeError(w http.ResponseWriter, pe *protocol.Error) {
-	status := pe.Status
-	if status == 0 {
-		status = pe.Code.HTTPStatus()
-	}
-	writeJSON(w, status, pe.Body())
+	writeJSON(w, pe.Code.HTTPStatus(), pe.Body())
 }
 
 // bodyTimeout bounds reading a request body and writing a JSON answer; the connection's

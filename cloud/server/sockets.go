@@ -38,11 +38,12 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // checkUpgrade answers, as JSON errors, what websocket.Accept would refuse in plain text: a
 // request that is not a WebSocket upgrade, and a browser Origin that is neither this host nor
 // one of Config.WebSocketOrigins (apps send no Origin).
-func (s *Server) checkUpgrade(r *http.Request) error {
+func (s *Server) checkUpgrade(w http.ResponseWriter, r *http.Request) error {
 	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
-		e := errf(protocol.CodeBadRequest, "this endpoint needs a WebSocket upgrade")
-		e.Status = http.StatusUpgradeRequired
-		return e
+		// 400 bad_request, not 426: the seed gives bad_request 400 and no code for 426; the
+		// Upgrade header says what is missing.
+		w.Header().Set("Upgrade", "websocket")
+		return errf(protocol.CodeBadRequest, "this endpoint needs a WebSocket upgrade")
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -99,7 +100,7 @@ func (s *Server) ownerSocket(id string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.checkUpgrade(r); err != nil {
+		if err := s.checkUpgrade(w, r); err != nil {
 			return err
 		}
 		ws, bc, err := s.accept(w, r)
@@ -136,7 +137,7 @@ func (s *Server) peerSocket(id string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.checkUpgrade(r); err != nil {
+		if err := s.checkUpgrade(w, r); err != nil {
 			return err
 		}
 		ws, bc, err := s.accept(w, r)
