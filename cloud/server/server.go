@@ -81,6 +81,10 @@ type Config struct {
 	// closed with 1008 "too slow" (default 5 s). A connection that does not read at all is
 	// closed sooner or later by WriteTimeout too.
 	SlowAfter time.Duration
+	// MaxFunctionRuns bounds the server functions running at once on this node, every device
+	// together (default 64; each run may take up to a minute). A call past it is answered
+	// `429 rate_limited` with Retry-After 1 and no run.
+	MaxFunctionRuns int
 	// Bus, when set, makes this server one node of several sharing Storage (which must then be
 	// shared too: cloud/server/pgstore): channel frames, presence, joins, kicks, extensions and
 	// closes reach the parties connected to the other nodes through it, and the one-owner-socket
@@ -114,6 +118,7 @@ func DefaultConfig(st Storage) Config {
 		SweepInterval:   time.Second,
 		SendQueueBytes:  1 << 20,
 		SlowAfter:       5 * time.Second,
+		MaxFunctionRuns: 64,
 	}
 }
 
@@ -133,7 +138,8 @@ type Server struct {
 	joins    *limiter
 	infos    *limiter
 	calls    *limiter
-	shared   SharedRates // with a Bus and a storage that has it: limits counted across nodes
+	fnRuns   chan struct{} // one token per function run in flight (Config.MaxFunctionRuns)
+	shared   SharedRates   // with a Bus and a storage that has it: limits counted across nodes
 	hub      *hub
 
 	stopOnce sync.Once
@@ -185,6 +191,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	fill(&cfg.BodyTimeout, def.BodyTimeout)
 	fill(&cfg.SweepInterval, def.SweepInterval)
 	fill(&cfg.SlowAfter, def.SlowAfter)
+	if cfg.MaxFunctionRuns <= 0 {
+		cfg.MaxFunctionRuns = def.MaxFunctionRuns
+	}
 	if cfg.SendQueueBytes <= 0 {
 		cfg.SendQueueBytes = def.SendQueueBytes
 	}
@@ -218,6 +227,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.joins = newLimiter(RatePolicy{Name: "join", Quota: perMin, Window: time.Minute})
 	s.infos = newLimiter(RatePolicy{Name: "channel-info", Quota: perMin, Window: time.Minute})
 	s.calls = newLimiter(functionsPolicy(cfg.Limits))
+	s.fnRuns = make(chan struct{}, cfg.MaxFunctionRuns)
 	s.hub = newHub(s)
 	if cfg.Bus != nil {
 		s.shared, _ = cfg.Storage.(SharedRates)
