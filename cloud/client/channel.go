@@ -57,12 +57,16 @@ type Channel struct {
 	expiresAt time.Time
 	peers     map[string]*peerState
 	reason    string
+	presence  chan struct{} // closed and replaced when a peer's presence or seat changes
 }
 
 type peerState struct {
 	pub    string
 	key    [protocol.KeySize]byte
 	online bool
+	// joining: the seat was claimed (a join frame) but its socket has not come up yet. The
+	// server drops a frame to it with `conflict`, so Send waits for its presence instead.
+	joining bool
 }
 
 // PeerInfo is what the owner knows of one viewer.
@@ -125,6 +129,7 @@ func (p *Plugin) OpenChannel(ctx context.Context, opts OpenOptions) (*Channel, e
 }
 
 func (ch *Channel) start() {
+	ch.presence = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	ch.cancel, ch.stop = cancel, ctx.Done()
 	s := newSocket()
@@ -192,10 +197,13 @@ func (ch *Channel) handle(data []byte) error {
 				}
 			}
 			ch.mu.Lock() // st may be shared with the old map, which Send reads under mu
-			st.online = ps.Online
+			st.online, st.joining = ps.Online, false
 			ch.peers[ps.PeerID] = st
 			ch.mu.Unlock()
 		}
+		ch.mu.Lock()
+		ch.presenceChanged()
+		ch.mu.Unlock()
 		emit(ch.events, ch.stop, Event{Type: EventConnected, ExpiresAt: time.UnixMilli(f.ExpiresAt)})
 	case protocol.FrameJoin:
 		ch.mu.Lock()
@@ -211,21 +219,26 @@ func (ch *Channel) handle(data []byte) error {
 			emit(ch.events, ch.stop, Event{Type: EventError, PeerID: f.PeerID, Err: err})
 			return nil
 		}
-		st.online = true
+		// The seat is claimed; the viewer is online once its socket is up, which the server
+		// tells with a `peer` frame (a frame sent before would be dropped with `conflict`).
+		st.joining = true
 		ch.mu.Lock()
 		ch.peers[f.PeerID] = st
+		ch.presenceChanged()
 		ch.mu.Unlock()
-		emit(ch.events, ch.stop, Event{Type: EventJoin, PeerID: f.PeerID, Online: true})
+		emit(ch.events, ch.stop, Event{Type: EventJoin, PeerID: f.PeerID})
 	case protocol.FrameLeave:
 		ch.mu.Lock()
 		delete(ch.peers, f.PeerID)
+		ch.presenceChanged()
 		ch.mu.Unlock()
 		emit(ch.events, ch.stop, Event{Type: EventLeave, PeerID: f.PeerID})
 	case protocol.FramePeer:
 		ch.mu.Lock()
 		if st := ch.peers[f.PeerID]; st != nil {
-			st.online = f.Online
+			st.online, st.joining = f.Online, false
 		}
+		ch.presenceChanged()
 		ch.mu.Unlock()
 		emit(ch.events, ch.stop, Event{Type: EventPeer, PeerID: f.PeerID, Online: f.Online})
 	case protocol.FrameMsg:
@@ -252,6 +265,12 @@ func (ch *Channel) handle(data []byte) error {
 		emit(ch.events, ch.stop, Event{Type: EventError, Code: f.Code, Message: f.Message})
 	}
 	return nil
+}
+
+// presenceChanged wakes the Sends waiting for a joining peer. ch.mu is held.
+func (ch *Channel) presenceChanged() {
+	close(ch.presence)
+	ch.presence = make(chan struct{})
 }
 
 func errOr(err error, msg string) error {
@@ -313,8 +332,9 @@ func (ch *Channel) Peers() []PeerInfo {
 
 // Send seals msg (any JSON-marshallable value) for peer `to` and sends it; Broadcast ("*")
 // seals it separately for every online peer. While the socket reconnects Send waits, as long
-// as ctx allows. Frames to offline or unknown peers are refused here rather than dropped by
-// the server; use the Mailbox for offline delivery.
+// as ctx allows; so it does for a peer that has just joined until its socket is up (the
+// server would drop the frame with `conflict`). Frames to offline or unknown peers are
+// refused here rather than dropped by the server; use the Mailbox for offline delivery.
 func (ch *Channel) Send(ctx context.Context, to string, msg any) error {
 	plain, err := marshalFrame(msg)
 	if err != nil {
@@ -325,19 +345,36 @@ func (ch *Channel) Send(ctx context.Context, to string, msg any) error {
 		key [protocol.KeySize]byte
 	}
 	var targets []target
-	ch.mu.Lock()
-	if to == Broadcast {
-		for id, st := range ch.peers {
-			if st.online {
-				targets = append(targets, target{id, st.key})
+	for {
+		ch.mu.Lock()
+		if to == Broadcast {
+			for id, st := range ch.peers {
+				if st.online {
+					targets = append(targets, target{id, st.key})
+				}
 			}
+			ch.mu.Unlock()
+			break
 		}
-	} else if st := ch.peers[to]; st != nil && st.online {
-		targets = append(targets, target{to, st.key})
-	}
-	ch.mu.Unlock()
-	if len(targets) == 0 && to != Broadcast {
-		return fmt.Errorf("cloud channel: send: peer %s is not online", to)
+		st := ch.peers[to]
+		if st != nil && st.online {
+			targets = append(targets, target{to, st.key})
+			ch.mu.Unlock()
+			break
+		}
+		if st == nil || !st.joining {
+			ch.mu.Unlock()
+			return fmt.Errorf("cloud channel: send: peer %s is not online", to)
+		}
+		wake := ch.presence
+		ch.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ch.sock.done:
+			return ch.sock.Err()
+		case <-ctx.Done():
+			return fmt.Errorf("cloud channel: send: peer %s has joined but its socket is not up yet: %w", to, ctx.Err())
+		}
 	}
 	buf := make([]byte, 0, 128+len(plain)*4/3)
 	for _, t := range targets {
@@ -383,6 +420,7 @@ func (ch *Channel) Kick(ctx context.Context, peerID string) error {
 	}
 	ch.mu.Lock()
 	delete(ch.peers, peerID)
+	ch.presenceChanged()
 	ch.mu.Unlock()
 	return nil
 }

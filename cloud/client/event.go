@@ -15,7 +15,7 @@ type EventType string
 const (
 	EventConnected    EventType = "connected"    // the socket is up (after a reconnect too)
 	EventDisconnected EventType = "disconnected" // the socket dropped; Err says why; reconnecting
-	EventJoin         EventType = "join"         // a viewer claimed a seat (PeerID)
+	EventJoin         EventType = "join"         // a viewer claimed a seat (PeerID); online once a peer event says so
 	EventLeave        EventType = "leave"        // a viewer left or was kicked (PeerID)
 	EventPeer         EventType = "peer"         // a viewer's presence changed (PeerID, Online)
 	EventOwner        EventType = "owner"        // the owner's presence changed (Online)

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
@@ -14,7 +15,8 @@ func BenchmarkRelayOwnerFrame(b *testing.B) {
 	defer e.srv.Close()
 	env, _ := protocol.SealBytes(make([]byte, 32), make([]byte, 64))
 	frame, _ := json.Marshal(protocol.OwnerOutFrame{T: "msg", To: "peer1", Env: env})
-	c := newConn(1 << 20)
+	c := newConn(1<<20, time.Minute)
+	var q [][]byte
 	rm := &room{ch: Channel{ID: "chan1234", MaxPeers: 1}, seats: map[string]*seat{"peer1": {p: Peer{ID: "peer1"}, conn: c}}}
 	e.srv.cfg.Limits.Channels.FramesPerMin = 1 << 40
 	b.ReportAllocs()
@@ -23,7 +25,8 @@ func BenchmarkRelayOwnerFrame(b *testing.B) {
 		if r := e.srv.relayOwnerFrame(rm, frame); r != nil {
 			b.Fatalf("%s", r)
 		}
-		<-c.send
+		q = c.take(q[:0])
+		c.release(len(q[0]))
 	}
 }
 

@@ -80,25 +80,42 @@ func memNodes(t *testing.T) (a, b string) {
 
 // memCluster starts two servers on one in-memory Storage and bus, with the clock now (nil:
 // time.Now).
-func memCluster(t *testing.T, bus server.Bus, now func() time.Time) ([]string, []*server.Server) {
+func memCluster(t *testing.T, bus server.Bus, now func() time.Time, configure ...func(*server.Config)) ([]string, []*server.Server) {
 	st := server.NewMemory()
 	var urls []string
 	var srvs []*server.Server
 	for _, name := range []string{"a", "b"} {
-		cfg := server.DefaultConfig(st)
-		cfg.PowDifficulty = 0
-		cfg.Now = now
-		cfg.Bus, cfg.Node = bus, name
-		srv, err := server.New(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := httptest.NewServer(srv)
-		t.Cleanup(func() { srv.Close(); hs.Close() })
-		urls = append(urls, hs.URL)
+		url, srv := startServer(t, st, bus, name, now, configure...)
+		urls = append(urls, url)
 		srvs = append(srvs, srv)
 	}
 	return urls, srvs
+}
+
+// startNode starts one server on st (a node of bus when bus is set) and returns its URL.
+func startNode(t *testing.T, st server.Storage, bus server.Bus, name string, configure ...func(*server.Config)) string {
+	url, _ := startServer(t, st, bus, name, nil, configure...)
+	return url
+}
+
+func startServer(t *testing.T, st server.Storage, bus server.Bus, name string, now func() time.Time, configure ...func(*server.Config)) (string, *server.Server) {
+	t.Helper()
+	cfg := server.DefaultConfig(st)
+	cfg.PowDifficulty = 0
+	cfg.Now = now
+	if bus != nil {
+		cfg.Bus, cfg.Node = bus, name
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	srv, err := server.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	return hs.URL, srv
 }
 
 // TestExtendEventLost: when the event of an extension made on node a never reaches node b, b

@@ -32,7 +32,10 @@ type FunctionCall struct {
 	Doc    protocol.DocumentRef // the consented document recorded in the token
 	Caller string               // caller.id: the per-plugin pseudonym of the device
 	Device string               // the device id, for the caller's server KV; never shown to the function
-	Input  json.RawMessage      // the request's input, or nil
+	// DeviceStore is the device-wide store quota the caller's server KV counts against, with
+	// the device's own store (Config.DeviceStore); zero means DefaultDeviceStore.
+	DeviceStore DeviceStoreLimits
+	Input       json.RawMessage // the request's input, or nil
 	// Version is the request's function version (the major version of the document the
 	// caller expects), 0 when not given: a runner answers conflict when the consented document
 	// has another.
@@ -65,9 +68,18 @@ func (s *Server) callFunction(plugin, name string) handlerFunc {
 		if err := readJSON(w, r, maxFunctionRequest, &req); err != nil {
 			return err
 		}
+		select {
+		case s.fnRuns <- struct{}{}:
+			defer func() { <-s.fnRuns }()
+		default:
+			e := errf(protocol.CodeRateLimited, "the server is running %d functions at once, its limit; try again in a second", cap(s.fnRuns))
+			e.RetryAfterS = 1
+			w.Header().Set("Retry-After", "1")
+			return e
+		}
 		out, err := s.cfg.Functions.Call(r.Context(), FunctionCall{Plugin: plugin, Name: name,
 			Doc: protocol.DocumentRef{Link: c.Doc, Hash: c.Hash}, Caller: s.callerID(c.Sub, plugin), Device: c.Sub, Input: req.Input,
-			Version: version(req.Version)})
+			Version: version(req.Version), DeviceStore: s.cfg.DeviceStore})
 		if err != nil {
 			return err
 		}

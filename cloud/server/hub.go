@@ -11,53 +11,6 @@ import (
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
 
-// conn is one live party (owner socket, peer socket or peer SSE stream) as the relay sees it: a
-// bounded queue of encoded frames, drained by the connection's single writer goroutine, and a
-// close signal carrying the close code. Sends never block: a party whose queue is full is too
-// slow and is dropped.
-type conn struct {
-	send   chan []byte
-	done   chan struct{}
-	once   sync.Once
-	code   int
-	reason string
-}
-
-func newConn(queue int) *conn {
-	return &conn{send: make(chan []byte, queue), done: make(chan struct{})}
-}
-
-// enqueue queues b, or drops the connection (1008) when its queue is full.
-func (c *conn) enqueue(b []byte) {
-	select {
-	case c.send <- b:
-	default:
-		c.close(1008, "too slow")
-	}
-}
-
-// offer queues a relayed frame without blocking and reports whether it fit. A full queue drops
-// the frame, not the receiver: a burst the frame-rate limit allows (60 frames, or 60 × maxPeers
-// from an owner) must not disconnect the party at the other end, and a receiver that really
-// stops reading is still dropped by its writer's WriteTimeout. The sender is told with an
-// `error` frame (seed 003: a violating frame is dropped with an `error` frame).
-func (c *conn) offer(b []byte) bool {
-	select {
-	case c.send <- b:
-		return true
-	default:
-		return false
-	}
-}
-
-// close asks the writer to flush what is queued, then close with code (0: just drop).
-func (c *conn) close(code int, reason string) {
-	c.once.Do(func() {
-		c.code, c.reason = code, reason
-		close(c.done)
-	})
-}
-
 // seat is a peer holding a place in a room.
 type seat struct {
 	p    Peer

@@ -57,8 +57,8 @@ func TestRoutes(t *testing.T) {
 		{"DELETE", "/v1/push/schedule", 501, `{"error":{"code":"unsupported","message":"the push service is not offered by this provider"}}`},
 		{"GET", "/v1/nope", 404, `{"error":{"code":"not_found","message":"no such endpoint: /v1/nope"}}`},
 		{"GET", "/", 404, `{"error":{"code":"not_found","message":"no such endpoint: /"}}`},
-		{"POST", "/v1/meta", 405, `{"error":{"code":"bad_request","message":"method POST is not allowed here"}}`},
-		{"GET", "/v1/devices/me", 405, `{"error":{"code":"bad_request","message":"method GET is not allowed here"}}`},
+		{"POST", "/v1/meta", 400, `{"error":{"code":"bad_request","message":"method POST is not allowed here"}}`},
+		{"GET", "/v1/devices/me", 400, `{"error":{"code":"bad_request","message":"method GET is not allowed here"}}`},
 		{"DELETE", "/v1/devices/me", 401, `{"error":{"code":"unauthorized","message":"missing, malformed or expired token"}}`},
 		{"GET", "/v1/c/AAAAAAAAAAAAAAAAAAAAAA/ws?t=short", 401, `{"error":{"code":"unauthorized","message":"missing or malformed peer token"}}`},
 	}
@@ -84,7 +84,7 @@ func TestWebSocketOriginCheck(t *testing.T) {
 		t.Fatalf("foreign origin: %v %v", err, res)
 	}
 	r := e.do("GET", "/v1/c/"+o.sh.id+"/ws?t="+v.token, "", nil)
-	if r.status != 426 || string(r.body) != `{"error":{"code":"bad_request","message":"this endpoint needs a WebSocket upgrade"}}`+"\n" {
+	if r.status != 400 || r.header.Get("Upgrade") != "websocket" || string(r.body) != `{"error":{"code":"bad_request","message":"this endpoint needs a WebSocket upgrade"}}`+"\n" {
 		t.Errorf("plain GET: %d %s", r.status, r.body)
 	}
 	c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {e.url}}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
@@ -26,9 +27,9 @@ func TestRelayFullQueueDropsFrameNotReceiver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Receivers without writers, their queues filled by what attaching sends: the owner's hello
-	// and the peer's presence, the peer's hello.
-	owner, peer := newConn(2), newConn(1)
+	// Receivers without writers and a 1-byte bound: what attaching sends (hello, presence)
+	// fills them past it.
+	owner, peer := newConn(1, time.Minute), newConn(1, time.Minute)
 	if !rm.attachOwner(owner, e.srv.nowMs()) {
 		t.Fatal("attachOwner refused")
 	}

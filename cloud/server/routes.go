@@ -43,9 +43,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sort.Strings(allow)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		s.run(w, r, func(http.ResponseWriter, *http.Request) error {
-			e := errf(protocol.CodeBadRequest, "method %s is not allowed here", r.Method)
-			e.Status = http.StatusMethodNotAllowed
-			return e
+			// 400, not 405: the seed's codes carry fixed statuses and none is 405 (see
+			// docs/CLOUD.md); the Allow header still names the methods.
+			return errf(protocol.CodeBadRequest, "method %s is not allowed here", r.Method)
 		})
 	}
 	n := len(segs)

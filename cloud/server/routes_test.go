@@ -6,7 +6,7 @@ import (
 )
 
 // TestUnknownRoutesAndMethods: every /v1 answer to a path or method no route takes is the
-// protocol's JSON error (404 not_found, 405 with a sorted Allow), and media types are
+// protocol's JSON error (404 not_found, 400 bad_request with a sorted Allow for a wrong method), and media types are
 // compared without regard to case (RFC 9110 §8.3.1).
 func TestUnknownRoutesAndMethods(t *testing.T) {
 	e := newEnv(t, nil)
@@ -21,10 +21,10 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 		{"unknown /v1 path", "GET", "/v1/nope", nil, nil, 404, `{"error":{"code":"not_found","message":"no such endpoint: /v1/nope"}}`, ""},
 		{"unknown root path", "GET", "/etc/passwd", nil, nil, 404, `{"error":{"code":"not_found","message":"no such endpoint: /etc/passwd"}}`, ""},
 		{"too deep", "GET", "/v1/meta/x", nil, nil, 404, "", ""},
-		{"wrong method on meta", "POST", "/v1/meta", nil, nil, 405, `{"error":{"code":"bad_request","message":"method POST is not allowed here"}}`, "GET, HEAD"},
-		{"wrong method on a store key", "POST", "/v1/store/k", nil, nil, 405, "", "DELETE, GET, HEAD, PUT"},
-		{"wrong method on a channel", "GET", "/v1/channels/abc", nil, nil, 405, "", "DELETE, PATCH"},
-		{"odd method", "BREW", "/v1/devices", nil, nil, 405, "", "POST"},
+		{"wrong method on meta", "POST", "/v1/meta", nil, nil, 400, `{"error":{"code":"bad_request","message":"method POST is not allowed here"}}`, "GET, HEAD"},
+		{"wrong method on a store key", "POST", "/v1/store/k", nil, nil, 400, "", "DELETE, GET, HEAD, PUT"},
+		{"wrong method on a channel", "GET", "/v1/channels/abc", nil, nil, 400, "", "DELETE, PATCH"},
+		{"odd method", "BREW", "/v1/devices", nil, nil, 400, "", "POST"},
 		{"upper-case media type", "PUT", "/v1/store/k", []string{"Content-Type", "APPLICATION/JSON"}, `{"value":{}}`, 0, "", ""},
 		{"media type with parameters", "PUT", "/v1/store/k2", []string{"Content-Type", "Application/Json; Charset=UTF-8"}, `{"value":{}}`, 0, "", ""},
 		{"a look-alike media type", "PUT", "/v1/store/k3", []string{"Content-Type", "application/jsonp"}, `{"value":{}}`, 400, `{"error":{"code":"bad_request","message":"Content-Type must be application/json"}}`, ""},

@@ -73,9 +73,18 @@ type Config struct {
 	BodyTimeout time.Duration
 	// SweepInterval is how often expiry is checked (default 1 s).
 	SweepInterval time.Duration
-	// SendQueue is the number of frames queued per connection before it is dropped as too slow
-	// (default 16).
-	SendQueue int
+	// SendQueueBytes bounds the bytes queued for one connection, frames being written included
+	// (default 1 MiB). A relayed frame past it is refused with an `error` frame to its sender;
+	// the relay's own frames (hello, presence, closed, replies) may go 64 KiB further.
+	SendQueueBytes int
+	// SlowAfter is how long a connection may keep refusing frames for the bound before it is
+	// closed with 1008 "too slow" (default 5 s). A connection that does not read at all is
+	// closed sooner or later by WriteTimeout too.
+	SlowAfter time.Duration
+	// MaxFunctionRuns bounds the server functions running at once on this node, every device
+	// together (default 64; each run may take up to a minute). A call past it is answered
+	// `429 rate_limited` with Retry-After 1 and no run.
+	MaxFunctionRuns int
 	// Bus, when set, makes this server one node of several sharing Storage (which must then be
 	// shared too: cloud/server/pgstore): channel frames, presence, joins, kicks, extensions and
 	// closes reach the parties connected to the other nodes through it, and the one-owner-socket
@@ -107,7 +116,9 @@ func DefaultConfig(st Storage) Config {
 		WriteTimeout:    10 * time.Second,
 		BodyTimeout:     bodyTimeout,
 		SweepInterval:   time.Second,
-		SendQueue:       16,
+		SendQueueBytes:  1 << 20,
+		SlowAfter:       5 * time.Second,
+		MaxFunctionRuns: 64,
 	}
 }
 
@@ -127,7 +138,8 @@ type Server struct {
 	joins    *limiter
 	infos    *limiter
 	calls    *limiter
-	shared   SharedRates // with a Bus and a storage that has it: limits counted across nodes
+	fnRuns   chan struct{} // one token per function run in flight (Config.MaxFunctionRuns)
+	shared   SharedRates   // with a Bus and a storage that has it: limits counted across nodes
 	hub      *hub
 
 	stopOnce sync.Once
@@ -178,8 +190,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	fill(&cfg.WriteTimeout, def.WriteTimeout)
 	fill(&cfg.BodyTimeout, def.BodyTimeout)
 	fill(&cfg.SweepInterval, def.SweepInterval)
-	if cfg.SendQueue <= 0 {
-		cfg.SendQueue = def.SendQueue
+	fill(&cfg.SlowAfter, def.SlowAfter)
+	if cfg.MaxFunctionRuns <= 0 {
+		cfg.MaxFunctionRuns = def.MaxFunctionRuns
+	}
+	if cfg.SendQueueBytes <= 0 {
+		cfg.SendQueueBytes = def.SendQueueBytes
 	}
 	if cfg.Registrations.Window <= 0 {
 		cfg.Registrations = def.Registrations
@@ -211,6 +227,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.joins = newLimiter(RatePolicy{Name: "join", Quota: perMin, Window: time.Minute})
 	s.infos = newLimiter(RatePolicy{Name: "channel-info", Quota: perMin, Window: time.Minute})
 	s.calls = newLimiter(functionsPolicy(cfg.Limits))
+	s.fnRuns = make(chan struct{}, cfg.MaxFunctionRuns)
 	s.hub = newHub(s)
 	if cfg.Bus != nil {
 		s.shared, _ = cfg.Storage.(SharedRates)
@@ -369,12 +386,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, h handlerFunc) {
 	writeError(w, pe)
 }
 
+// writeError answers pe with the status its code carries (seed 003: `bad_request` 400, …), so
+// that status and error.code always agree.
 func writeError(w http.ResponseWriter, pe *protocol.Error) {
-	status := pe.Status
-	if status == 0 {
-		status = pe.Code.HTTPStatus()
-	}
-	writeJSON(w, status, pe.Body())
+	writeJSON(w, pe.Code.HTTPStatus(), pe.Body())
 }
 
 // bodyTimeout bounds reading a request body and writing a JSON answer; the connection's

@@ -38,11 +38,12 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // checkUpgrade answers, as JSON errors, what websocket.Accept would refuse in plain text: a
 // request that is not a WebSocket upgrade, and a browser Origin that is neither this host nor
 // one of Config.WebSocketOrigins (apps send no Origin).
-func (s *Server) checkUpgrade(r *http.Request) error {
+func (s *Server) checkUpgrade(w http.ResponseWriter, r *http.Request) error {
 	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
-		e := errf(protocol.CodeBadRequest, "this endpoint needs a WebSocket upgrade")
-		e.Status = http.StatusUpgradeRequired
-		return e
+		// 400 bad_request, not 426: the seed gives bad_request 400 and no code for 426; the
+		// Upgrade header says what is missing.
+		w.Header().Set("Upgrade", "websocket")
+		return errf(protocol.CodeBadRequest, "this endpoint needs a WebSocket upgrade")
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -74,19 +75,22 @@ func headerHas(h http.Header, name, token string) bool {
 	return false
 }
 
-func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, *batchConn, error) {
 	// The request's BodyTimeout read deadline would outlive the hijack and cut the socket.
 	http.NewResponseController(w).SetReadDeadline(time.Time{})
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	bw := &batchWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(bw, r, &websocket.AcceptOptions{
 		OriginPatterns:  s.cfg.WebSocketOrigins,
 		CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
-		return nil, err // Accept has answered the request
+		return nil, nil, err // Accept has answered the request
 	}
 	ws.SetReadLimit(protocol.MaxFrameJSON)
-	return ws, nil
+	return ws, bw.bc, nil
 }
+
+func (s *Server) newConn() *conn { return newConn(s.cfg.SendQueueBytes, s.cfg.SlowAfter) }
 
 // ownerSocket answers GET /v1/channels/{id}/ws: the owner's WebSocket (token in the
 // Authorization header or `?t=`).
@@ -96,14 +100,15 @@ func (s *Server) ownerSocket(id string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.checkUpgrade(r); err != nil {
+		if err := s.checkUpgrade(w, r); err != nil {
 			return err
 		}
-		ws, err := s.accept(w, r)
+		ws, bc, err := s.accept(w, r)
 		if err != nil {
 			return nil
 		}
-		c := newConn(s.cfg.SendQueue)
+		c := s.newConn()
+		c.abort = func() { ws.CloseNow() }
 		if !rm.attachOwner(c, s.nowMs()) {
 			ws.Close(protocol.CloseClosed, "channel closed")
 			return nil
@@ -111,7 +116,7 @@ func (s *Server) ownerSocket(id string) handlerFunc {
 		// The handler returns and its goroutine (its stack grown by the request's work) ends;
 		// the socket lives on in two fresh goroutines with small stacks.
 		s.sockets.Add(1)
-		go s.writeLoop(ws, c)
+		go s.writeLoop(ws, bc, c)
 		go func() {
 			s.readLoop(ws, c, func(b []byte) {
 				if reply := s.relayOwnerFrame(rm, b); reply != nil {
@@ -132,20 +137,21 @@ func (s *Server) peerSocket(id string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.checkUpgrade(r); err != nil {
+		if err := s.checkUpgrade(w, r); err != nil {
 			return err
 		}
-		ws, err := s.accept(w, r)
+		ws, bc, err := s.accept(w, r)
 		if err != nil {
 			return nil
 		}
-		c := newConn(s.cfg.SendQueue)
+		c := s.newConn()
+		c.abort = func() { ws.CloseNow() }
 		if rm.attachPeer(st.p.TokenHash, c, s.nowMs()) == nil {
 			ws.Close(protocol.CloseKicked, "no seat")
 			return nil
 		}
 		s.sockets.Add(1)
-		go s.writeLoop(ws, c)
+		go s.writeLoop(ws, bc, c)
 		go func() {
 			s.readLoop(ws, c, func(b []byte) {
 				if _, reply := s.relayPeerFrame(rm, st, b); reply != nil {
@@ -188,36 +194,50 @@ func (s *Server) readLoop(ws *websocket.Conn, c *conn, handle func([]byte)) {
 	}
 }
 
-// writeLoop is the connection's only writer: queued frames with a deadline each, pings every
-// PingInterval, and on close the queued frames (a `closed` frame first) then the close code.
-func (s *Server) writeLoop(ws *websocket.Conn, c *conn) {
+// batchBytes is how much one coalesced write carries at most: a burst leaves in writes of
+// this size, the first of its frames not waiting for the last.
+const batchBytes = 64 << 10
+
+// writeLoop is the connection's only writer: queued frames coalesced into few writes, each
+// with the WriteTimeout deadline, pings every PingInterval, and on close the queued frames (a
+// `closed` frame first) then the close code.
+func (s *Server) writeLoop(ws *websocket.Conn, bc *batchConn, c *conn) {
 	defer s.sockets.Done()
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
-	write := func(b []byte) bool {
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
-		err := ws.Write(ctx, websocket.MessageText, b)
-		cancel()
-		return err == nil
+	var batch [][]byte
+	// drain writes what is queued; false when the socket failed.
+	drain := func() bool {
+		batch = c.take(batch[:0])
+		defer func() { clear(batch) }()
+		for i := 0; i < len(batch); {
+			n := 0
+			bc.begin()
+			var err error
+			for ; i < len(batch) && n < batchBytes; i++ {
+				if err == nil {
+					// The write only fills the batch; flush carries the deadline.
+					err = ws.Write(context.Background(), websocket.MessageText, batch[i])
+				}
+				n += len(batch[i])
+			}
+			if ferr := bc.flush(s.cfg.WriteTimeout); err == nil {
+				err = ferr
+			}
+			c.release(n)
+			if err != nil {
+				for ; i < len(batch); i++ {
+					c.release(len(batch[i]))
+				}
+				return false
+			}
+		}
+		return true
 	}
 	for {
 		select {
-		case b := <-c.send:
-			// One deadline for this frame and whatever else is already queued (at most
-			// SendQueue frames), so a busy socket does not pay for a timer per frame.
-			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
-			err := ws.Write(ctx, websocket.MessageText, b)
-		more:
-			for err == nil {
-				select {
-				case b = <-c.send:
-					err = ws.Write(ctx, websocket.MessageText, b)
-				default:
-					break more
-				}
-			}
-			cancel()
-			if err != nil {
+		case <-c.wake:
+			if !drain() {
 				c.close(0, "")
 				ws.CloseNow()
 				return
@@ -232,19 +252,7 @@ func (s *Server) writeLoop(ws *websocket.Conn, c *conn) {
 				return
 			}
 		case <-c.done:
-			for {
-				select {
-				case b := <-c.send:
-					if !write(b) {
-						ws.CloseNow()
-						return
-					}
-					continue
-				default:
-				}
-				break
-			}
-			if c.code == 0 {
+			if !drain() || c.code == 0 {
 				ws.CloseNow()
 				return
 			}
@@ -280,7 +288,8 @@ func (s *Server) peerEvents(id string) handlerFunc {
 		h.Set("X-Accel-Buffering", "no")
 		// A stream, not a request: no BodyTimeout (net/http's background read would end it).
 		rc.SetReadDeadline(time.Time{})
-		c := newConn(s.cfg.SendQueue)
+		c := s.newConn()
+		c.abort = func() { rc.SetWriteDeadline(time.Now()) }
 		if rm.attachPeer(st.p.TokenHash, c, s.nowMs()) == nil {
 			return errf(protocol.CodeUnauthorized, "no seat")
 		}
@@ -302,12 +311,34 @@ func (s *Server) peerEvents(id string) handlerFunc {
 		ping := time.NewTicker(s.cfg.PingInterval)
 		defer ping.Stop()
 		dataPrefix, end := []byte("data: "), []byte("\n\n")
+		var batch [][]byte
+		// drain writes every queued frame as an event and flushes once; false when it failed.
+		drain := func() bool {
+			batch = c.take(batch[:0])
+			defer func() { clear(batch) }()
+			n := 0
+			rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			var err error
+			for _, b := range batch {
+				for _, p := range [][]byte{dataPrefix, b, end} {
+					if err == nil {
+						_, err = w.Write(p)
+					}
+				}
+				n += len(b)
+			}
+			if err == nil {
+				err = rc.Flush()
+			}
+			c.release(n)
+			return err == nil
+		}
 		for {
 			select {
 			case <-r.Context().Done():
 				return nil
-			case b := <-c.send:
-				if !write(dataPrefix, b, end) {
+			case <-c.wake:
+				if !drain() {
 					return nil
 				}
 			case <-ping.C:
@@ -315,17 +346,8 @@ func (s *Server) peerEvents(id string) handlerFunc {
 					return nil
 				}
 			case <-c.done:
-				for {
-					select {
-					case b := <-c.send:
-						if !write(dataPrefix, b, end) {
-							return nil
-						}
-						continue
-					default:
-					}
-					return nil
-				}
+				drain()
+				return nil
 			}
 		}
 	}

@@ -159,8 +159,10 @@ func (s *Server) putStore(raw string) handlerFunc {
 		if err := readJSON(w, r, 2*lim.MaxValueBytes+1024, &req); err != nil {
 			return err
 		}
+		// A JSON null is a value (seed 003 `value?: unknown`): it is stored and read back as
+		// null; only an absent value is none.
 		var value []byte
-		if len(req.Value) > 0 && !bytes.Equal(req.Value, []byte("null")) {
+		if len(req.Value) > 0 {
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, req.Value); err != nil {
 				return errf(protocol.CodeBadRequest, "value: %v", err)

@@ -328,10 +328,19 @@ func (r *Runner) Call(ctx context.Context, c server.FunctionCall) (json.RawMessa
 	needles := allNeedles(gs)
 	if !public {
 		o.Caller = c.Caller
-		o.KV = &kv{st: r.cfg.Storage, ns: server.Namespace{Device: c.Device, Plugin: c.Plugin + "/fn"}, q: r.cfg.KVLimits, now: r.cfg.Now}
+		dev := c.DeviceStore
+		if dev == (server.DeviceStoreLimits{}) {
+			dev = server.DefaultDeviceStore
+		}
+		o.KV = &kv{st: r.cfg.Storage, ns: server.Namespace{Device: c.Device, Plugin: c.Plugin + "/fn"},
+			q: server.StoreQuota{StoreLimits: r.cfg.KVLimits, Device: dev}, now: r.cfg.Now}
 	}
 	v, err := interp.RunServer(ctx, p, c.Name, input, o)
 	if err != nil {
+		var qe *server.QuotaError
+		if errors.As(err, &qe) {
+			return nil, wireErr(protocol.CodeQuota, "function "+c.Name+": the store is full: "+qe.Limit)
+		}
 		var ie *interp.Error
 		if errors.As(err, &ie) && ie.Kind == interp.KindInput {
 			return nil, wireErr(protocol.CodeBadRequest, withheld(ie.Error(), gs, needles))
@@ -372,11 +381,12 @@ func withheld(msg string, gs []*granted, ns []needle) string {
 	return msg
 }
 
-// kv is a caller's server KV in the store tables.
+// kv is a caller's server KV in the store tables, counted with the device's own store against
+// the device-wide quota.
 type kv struct {
 	st  server.Storage
 	ns  server.Namespace
-	q   protocol.StoreLimits
+	q   server.StoreQuota
 	now func() time.Time
 }
 
@@ -405,7 +415,7 @@ func (k *kv) Set(ctx context.Context, key string, v any, ttl time.Duration) erro
 	if ttl > 0 {
 		exp = now.Add(ttl).UnixMilli()
 	}
-	_, err = k.st.StorePut(ctx, k.ns, server.StoreItem{Key: key, Value: b, ExpiresAt: exp}, nil, server.StoreQuota{StoreLimits: k.q}, now.UnixMilli())
+	_, err = k.st.StorePut(ctx, k.ns, server.StoreItem{Key: key, Value: b, ExpiresAt: exp}, nil, k.q, now.UnixMilli())
 	return err
 }
 

@@ -88,6 +88,14 @@ func Transcript(t testing.TB, st server.Storage) string {
 	put("a", `4`, i64(0), 0, 31)
 	_, err = st.StoreGet(ctx, server.Namespace{Device: "d1", Plugin: "other"}, "b/y", 31)
 	log("other plugin reads b/y: %s", e(err))
+	// A JSON null is a value like any other, distinct from no value (seed 003: `value?: unknown`).
+	nulls := server.Namespace{Device: "d1", Plugin: "nulls"}
+	for _, kv := range [][2]string{{"null", `null`}, {"absent", ``}, {"zero", `0`}} {
+		v, err := st.StorePut(ctx, nulls, server.StoreItem{Key: kv[0], Value: json.RawMessage(kv[1])}, nil, q, 32)
+		log("put %s=%q: version %d %s", kv[0], kv[1], v, e(err))
+		it, err := st.StoreGet(ctx, nulls, kv[0], 33)
+		log("get %s: %q (%d bytes) %s", kv[0], it.Value, len(it.Value), e(err))
+	}
 	log("sweep: %s", e(st.Sweep(ctx, 40)))
 
 	// Channels, peers, mailbox.
