@@ -1,26 +1,15 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/pkuinfo/harness/agent/builtins"
 	"github.com/pkuinfo/harness/agent/mock"
 	"github.com/pkuinfo/harness/host"
-	"github.com/pkuinfo/harness/host/abilities"
-	"github.com/pkuinfo/harness/host/builtin"
-	"github.com/pkuinfo/harness/host/campus"
-	"github.com/pkuinfo/harness/host/campus/campustest"
-	"github.com/pkuinfo/harness/host/store"
 )
 
 // attack2Routes script a model that does what text it was given says, without any call of a
@@ -70,54 +59,11 @@ var prompts struct {
 	bodies []string
 }
 
-// attack2Env is exfilEnv with attack2Routes and the planter plugin (Community, todos only).
+// attack2Env is attackEnv with attack2Routes and the planter plugin (Community, todos only).
 func attack2Env(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	rec := newRecorder(t)
-	stand := campustest.New()
-	t.Cleanup(stand.Close)
-	ss := &campus.MemorySessions{}
-	db, err := store.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	h, err := host.New(db, host.WithClock(clock), builtin.Option(builtins.All()...), builtin.Option(builtin.All()...),
-		host.WithAbilities(abilities.New(db, abilities.WithClock(clock))), host.WithTransport(rec),
-		host.WithCampus(&campus.Client{Sessions: ss, Bases: stand.Bases()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.InstallOfficial(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"inject", "lookup", "planter"} {
-		src, _ := filepath.Abs("testdata/" + name)
-		rv, err := h.Review(ctx, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.Install(ctx, src, rv.Hash); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m := mock.New(mock.Options{Routes: attack2Routes, Now: clock})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		prompts.Lock()
-		prompts.bodies = append(prompts.bodies, string(b))
-		prompts.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		m.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	p, err := NewOpenAI(Config{BaseURL: srv.URL + "/v1", Model: mock.Model}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &Agent{Host: h, Provider: p, Conversations: NewConversations(db, clock), Contexts: BuiltinContexts(h)}
-	return &env{h: h, db: db, agent: a, mock: m, srv: srv}
+	e, _ := attackEnv(t, attack2Routes, "planter")
+	return e
 }
 
 // TestAttack2UntrustedWithoutACall: third-party text reaches the model without any call of a

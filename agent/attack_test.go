@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -84,7 +87,14 @@ func attackEnvAt(t *testing.T, clock func() time.Time, routes []mock.Route, extr
 	user("todos", "add", `{"title":"去医院复查乙肝","due":"2026-12-01 18:00"}`)
 	user("timetable", "add", `{"title":"心理咨询","weekday":2,"start":"14:00","end":"15:00"}`)
 	m := mock.New(mock.Options{Routes: append(append([]mock.Route{}, routes...), exfilRoutes...), Now: clock})
-	srv := httptest.NewServer(m)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		prompts.Lock()
+		prompts.bodies = append(prompts.bodies, string(b))
+		prompts.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		m.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	p, err := NewOpenAI(Config{BaseURL: srv.URL + "/v1", Model: mock.Model}, nil)
 	if err != nil {

@@ -8,19 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/pkuinfo/harness/agent/builtins"
 	"github.com/pkuinfo/harness/agent/mock"
 	"github.com/pkuinfo/harness/host"
-	"github.com/pkuinfo/harness/host/abilities"
-	"github.com/pkuinfo/harness/host/builtin"
-	"github.com/pkuinfo/harness/host/campus"
-	"github.com/pkuinfo/harness/host/campus/campustest"
-	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -106,62 +99,12 @@ var exfilRoutes = []mock.Route{
 }
 
 // exfilEnv is an agent over a host with two Community plugins (inject, whose
-// board carries an injection, and lookup, whose website is the recorder), a
-// memory and an authenticator, and a campus session for ITS from the stand-in.
+// board carries an injection, and lookup, whose website is the recorder), the
+// person's memory, authenticator, to-do and class, and a campus session for ITS
+// from the stand-in (attackEnvAt).
 func exfilEnv(t *testing.T) (*env, *recorder) {
 	t.Helper()
-	ctx := context.Background()
-	rec := newRecorder(t)
-	stand := campustest.New()
-	t.Cleanup(stand.Close)
-	ss := &campus.MemorySessions{}
-	if res := (&campus.Signer{Sessions: ss, Bases: stand.Bases()}).SignIn(ctx, "its", campustest.User, campustest.Password, campus.SignInOptions{}); !res.OK {
-		t.Fatal(res.Err)
-	}
-	db, err := store.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	h, err := host.New(db, host.WithClock(clock), builtin.Option(builtins.All()...), builtin.Option(builtin.All()...),
-		host.WithAbilities(abilities.New(db, abilities.WithClock(clock))), host.WithTransport(rec),
-		host.WithCampus(&campus.Client{Sessions: ss, Bases: stand.Bases()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.InstallOfficial(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"inject", "lookup"} {
-		src, _ := filepath.Abs("testdata/" + name)
-		rv, err := h.Review(ctx, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rv.Official {
-			t.Fatalf("%s reviewed as Official", name)
-		}
-		if _, err := h.Install(ctx, src, rv.Hash); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The person's own memory and authenticator.
-	if _, err := h.Call(ctx, host.CallRequest{Actor: host.ActorUser, Plugin: "memory", Tool: "remember", Input: mustObj(t, `{"text":"宿舍门禁密码 4711"}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Call(ctx, host.CallRequest{Actor: host.ActorUser, Plugin: "authenticator", Tool: "set",
-		Input: mustObj(t, `{"uri":"otpauth://totp/IAAA:2030000000?secret=JBSWY3DPEHPK3PXP&issuer=IAAA"}`)}); err != nil {
-		t.Fatal(err)
-	}
-	m := mock.New(mock.Options{Routes: exfilRoutes, Now: clock})
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	p, err := NewOpenAI(Config{BaseURL: srv.URL + "/v1", Model: mock.Model}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &Agent{Host: h, Provider: p, Conversations: NewConversations(db, clock), Contexts: BuiltinContexts(h)}
-	return &env{h: h, db: db, agent: a, mock: m, srv: srv}, rec
+	return attackEnv(t, nil)
 }
 
 func mustObj(t *testing.T, s string) any {
