@@ -241,6 +241,10 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 			// A Cloud refusal stays reachable: its consent request becomes the consent panel.
 			return nil, false, interp.Wrap(KindTool, msg, err)
 		}
+		if se := interp.SessionError(nil); errors.As(err, &se) {
+			// So does a missing campus session: the faces point to the sign-in.
+			return nil, false, interp.Wrap(interp.KindSession, msg, err)
+		}
 		return nil, false, &interp.Error{Kind: KindTool, Msg: msg}
 	}
 	return v, c.Untrusted, nil

@@ -17,7 +17,11 @@ const (
 	KindLimit      = "limit"      // a run limit was reached (see limits.go)
 	KindExpression = "expression" // an expression failed at run time
 	KindAbility    = "ability"    // a host ability failed or was refused
-	KindInput      = "input"      // the tool input (or a call's input) is invalid
+	// KindSession: a campus request had no signed-in session to go with (the
+	// person is not signed in to the service, or the face has no campus
+	// client, as the author CLI's live runs).
+	KindSession = "session"
+	KindInput   = "input" // the tool input (or a call's input) is invalid
 )
 
 // Error is a failed run or step. Kind is one of the Kind constants; Msg is

@@ -253,7 +253,7 @@ func (c *netClient) do(ctx context.Context, r *httpReq) (*reply, error) {
 	var resp *http.Response
 	if r.Campus != "" {
 		if c.campusCli == nil {
-			return nil, errf(KindHTTP, "campus %s: needs the host's signed-in session (no campus client)", r.Campus)
+			return nil, errf(KindSession, "campus %s: needs the host's signed-in session (no campus client)", r.Campus)
 		}
 		resp, err = c.campusCli.Do(ctx, r.Campus, req)
 	} else {
@@ -336,7 +336,20 @@ func transportErr(ctx context.Context, where string, timeout time.Duration, err 
 	if errors.As(err, &ae) {
 		return ae
 	}
+	var se SessionError
+	if errors.As(err, &se) {
+		return &Error{Kind: KindSession, Msg: fmt.Sprintf("request to %s failed: %v", where, unwrapURLErr(err)), err: err}
+	}
 	return &Error{Kind: KindHTTP, Msg: fmt.Sprintf("request to %s failed: %v", where, unwrapURLErr(err)), err: err}
+}
+
+// SessionError is implemented by a CampusClient's error for a request it had
+// no signed-in session for (host/campus.NotSignedInError): the run's error is
+// then of kind KindSession, which faces turn into "sign in to SERVICE".
+type SessionError interface {
+	error
+	// SessionMissing names the campus service that needs a sign-in.
+	SessionMissing() string
 }
 
 func unwrapURLErr(err error) error {

@@ -62,7 +62,7 @@ func FuzzRun(f *testing.F) {
 				t.Fatalf("error %T is not *interp.Error: %v", err, err)
 			}
 			switch e.Kind {
-			case interp.KindCheck, interp.KindHTTP, interp.KindTimeout, interp.KindLimit, interp.KindExpression, interp.KindAbility, interp.KindInput:
+			case interp.KindCheck, interp.KindHTTP, interp.KindTimeout, interp.KindLimit, interp.KindExpression, interp.KindAbility, interp.KindInput, interp.KindSession:
 			default:
 				t.Fatalf("unknown kind %q: %v", e.Kind, e)
 			}

@@ -469,15 +469,6 @@ func failed(rep *DrawReply, err error) *DrawReply {
 	}
 	msg := strings.TrimPrefix(err.Error(), "host: ")
 	rep.State, rep.Error = "error", msg
-	if strings.Contains(msg, "not signed in to ") {
-		rep.State = "signin"
-		if i := strings.Index(msg, "not signed in to "); i >= 0 {
-			rest := msg[i+len("not signed in to "):]
-			if j := strings.IndexAny(rest, ":; ,"); j > 0 {
-				rep.Service = rest[:j]
-			}
-		}
-	}
 	return rep
 }
 

@@ -22,6 +22,10 @@ type NotSignedInError struct {
 	Reason string
 }
 
+// SessionMissing names the service (interp.SessionError): a run that hit
+// this error fails with kind session.
+func (e *NotSignedInError) SessionMissing() string { return e.Service }
+
 // Error returns "not signed in to SERVICE: [REASON: ]run harness campus
 // login SERVICE (or sign in on the web app's campus page)".
 func (e *NotSignedInError) Error() string {

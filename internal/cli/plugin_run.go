@@ -12,8 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
-	"testing/fstest"
 	"time"
 
 	"github.com/pkuinfo/harness/interp"
@@ -43,7 +41,7 @@ type liveCampus struct{}
 
 // Do implements interp.CampusClient by refusing.
 func (liveCampus) Do(_ context.Context, service string, req *http.Request) (*http.Response, error) {
-	return nil, &interp.Error{Kind: interp.KindHTTP, Msg: fmt.Sprintf(
+	return nil, &interp.Error{Kind: interp.KindSession, Msg: fmt.Sprintf(
 		"campus request %s %s:%s needs the host's signed-in session; `harness plugin run` reaches public hosts only (record the reply in tests/*.yaml with campus: %s)",
 		req.Method, service, req.URL, service)}
 }
@@ -139,21 +137,16 @@ func pluginRun(env *Env) int {
 		Abilities: liveAbilities{},
 		KV:        kvstore.NewMemory(),
 	}
-	var rec *replay.Recorder
-	var lost *lostReplies
-	start := time.Now()
+	var rec *replay.Recording
 	if record != "" {
-		lost = &lostReplies{next: interp.NewTransport(false)}
-		rec = &replay.Recorder{Next: lost}
-		opts.Transport = rec
-		opts.Now = func() time.Time { return start }
+		rec = replay.NewRecording(interp.NewTransport(false), time.Now())
+		opts.Transport = rec.Transport()
+		opts.Now = rec.Now
 	}
 	result, runErr := interp.Run(ctx, p, tool, input, opts)
 	if rec != nil && ctx.Err() == nil { // an interrupted run is not worth a test
-		if err := writeRecording(ctx, p, record, replay.RecordedTest{
-			Name: "recorded " + start.In(time.FixedZone("CST", 8*3600)).Format("2006-01-02 15:04"),
-			Tool: tool, Input: input, Now: start, Exchanges: rec.Exchanges(), Result: result, Err: runErr,
-		}, lost.list()); err != nil {
+		n, err := rec.Save(ctx, p, record, tool, input, result, runErr)
+		if err != nil {
 			// The run's own outcome is still shown, but the command fails: what was asked for
 			// (a recorded test) was not made.
 			fmt.Fprintf(env.Stderr, "harness plugin run: --record: %v\n", err)
@@ -162,7 +155,7 @@ func pluginRun(env *Env) int {
 			}
 			return ExitFail
 		}
-		fmt.Fprintf(env.Stderr, "harness plugin run: recorded %s (%d responses); trim the bodies to what the tool needs\n", record, len(rec.Exchanges()))
+		fmt.Fprintf(env.Stderr, "harness plugin run: recorded %s (%d responses); trim the bodies to what the tool needs\n", record, n)
 	}
 	return showRun(env, dir, asJSON, result, runErr)
 }
@@ -224,103 +217,4 @@ func writeRunJSON(env *Env, dir string, result any, runErr error) int {
 		Error errJSON `json:"error"`
 	}{false, e})
 	return ExitFail
-}
-
-// lostReplies is the transport under a --record run's Recorder: it notes each request that got
-// no reply (a refused connection, a DNS failure, a timeout), which a recorded test cannot replay.
-type lostReplies struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	errs []string
-}
-
-// RoundTrip implements http.RoundTripper.
-func (l *lostReplies) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := l.next.RoundTrip(req)
-	if err != nil {
-		l.mu.Lock()
-		l.errs = append(l.errs, fmt.Sprintf("%s %s: %v", req.Method, req.URL.Redacted(), err))
-		l.mu.Unlock()
-	}
-	return resp, err
-}
-
-func (l *lostReplies) list() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.errs...)
-}
-
-// errNotReplayable refuses a recording that would fail when replayed.
-type errNotReplayable struct{ why string }
-
-func (e *errNotReplayable) Error() string {
-	return "not written: " + e.why + "; a recorded test replays the replies a run received, so it would never pass"
-}
-
-// writeRecording saves a live run as a recorded test in file (a tests/*.yaml path): a new file,
-// or one more document appended after `---`. Bodies that are not short UTF-8 text go to side
-// files beside it, named after it ("free-1.html"). Before anything is written the test is
-// decoded and replayed against p (replay.RunCase): a recording that would not pass — a failing
-// run whose error came from a request that got no reply (lost lists them), from a campus
-// request or ability the live run refuses, or from anything else the recording cannot
-// reproduce — is refused with an *errNotReplayable saying why, and no file is touched.
-func writeRecording(ctx context.Context, p *plugin.Plugin, file string, t replay.RecordedTest, lost []string) error {
-	if t.Err != nil && len(lost) > 0 {
-		return &errNotReplayable{why: "the run failed on a request that got no reply (" + strings.Join(lost, "; ") + ")"}
-	}
-	var ie *interp.Error
-	if errors.As(t.Err, &ie) && (ie.Kind == interp.KindAbility || strings.Contains(ie.Msg, "needs the host's signed-in session")) {
-		return &errNotReplayable{why: "the run failed on a campus request or an ability, which `plugin run` refuses and cannot record (write their replies in the test by hand: campus: / abilities:)"}
-	}
-	dir := filepath.Dir(file)
-	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	side := map[string][]byte{}
-	data, err := replay.EncodeTest(t, func(i int, ext string, body []byte) (string, error) {
-		name := fmt.Sprintf("%s-%d%s", base, i, ext)
-		for n := 2; ; n++ { // never overwrite an earlier recording's file
-			if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
-				break
-			}
-			name = fmt.Sprintf("%s-%d-%d%s", base, i, n, ext)
-		}
-		side[name] = body
-		return name, nil
-	})
-	if err != nil {
-		return err
-	}
-	// Replay what would be written.
-	fsys := fstest.MapFS{}
-	for name, body := range side {
-		fsys["tests/"+name] = &fstest.MapFile{Data: body}
-	}
-	cases, err := replay.Decode(fsys, "tests/"+filepath.Base(file), file, data)
-	if err != nil {
-		return fmt.Errorf("the recording does not decode (a bug): %w", err)
-	}
-	for _, c := range cases {
-		if o := replay.RunCase(ctx, p, c); !o.Passed {
-			return &errNotReplayable{why: "replayed, the recording fails: " + strings.Join(o.Problems, "; ")}
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for name, body := range side {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
-			return err
-		}
-	}
-	old, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if len(bytes.TrimSpace(old)) > 0 {
-		if !bytes.HasSuffix(old, []byte("\n")) {
-			old = append(old, '\n')
-		}
-		data = append(append(old, "---\n"...), data...)
-	}
-	return os.WriteFile(file, data, 0o644)
 }
