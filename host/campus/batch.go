@@ -58,6 +58,9 @@ type Batch struct {
 //   - when IAAA asks for an authenticator code none of which is bound or
 //     typed (WantsOTP) and b.Prompter is set, the person is asked once and
 //     the code is used for the rest of the batch;
+//   - a request that never reached its server is an *Unreachable; when that
+//     server is IAAA, nothing more is tried (every service but ITS signs in
+//     through it, so it is the network, not one service);
 //   - the IAAA account is saved when any service signed in.
 //
 // Each service's outcome is one Result; the error is a storage error (saving
@@ -99,10 +102,16 @@ func (s *Signer) SignInAll(ctx context.Context, b Batch) ([]Result, error) {
 				}
 			}
 		}
+		if u := s.Unreachable(svc, r.Err); u != nil {
+			r.Err, r.Error = u, u.Error()
+		}
 		out = append(out, r)
 		anyOK = anyOK || r.OK
 		if StopAfter(svc, r, &iaaaOK) {
 			break
+		}
+		if u, ok := r.Err.(*Unreachable); ok && u.Service == "iaaa" {
+			break // every other service signs in through IAAA too: it is the network, not the service
 		}
 	}
 	if anyOK {

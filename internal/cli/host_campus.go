@@ -139,7 +139,7 @@ func openStoreFlags(ctx context.Context, f *hostFlags) (*store.DB, error) {
 type campusLoginOpts struct {
 	hf                     hostFlags
 	cookie, token, expires string
-	qr, remember           bool
+	qr, remember, verbose  bool
 	user, otp              string
 }
 
@@ -152,6 +152,7 @@ func (o *campusLoginOpts) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.remember, "remember", false, "remember the password (sealed, key outside the database) so expired sessions are renewed silently")
 	fs.StringVar(&o.user, "user", "", "IAAA user name (student or staff number); asked when not given")
 	fs.StringVar(&o.otp, "otp", "", "an authenticator code, when IAAA wants one and none is bound to the host")
+	fs.BoolVar(&o.verbose, "verbose", false, "with each failure, the technical detail (the network's own error)")
 }
 
 // prompter reads answers from the person: lines from stdin, a password
@@ -276,7 +277,8 @@ func campusLoginCmd(env *Env) int {
 			return ExitFail
 		}
 	}
-	code := printSignIns(env, results)
+	lang, _ := hf.language()
+	code := printSignIns(env, results, string(lang), o.verbose)
 	if !*qr && code == ExitOK {
 		if *remember {
 			fmt.Fprintln(env.Stdout, "password remembered (sealed); expired sessions are renewed without asking")
@@ -285,12 +287,20 @@ func campusLoginCmd(env *Env) int {
 	return code
 }
 
-// printSignIns prints one line per service's outcome; it returns ExitOK when
-// every one signed in, else ExitFail.
-func printSignIns(env *Env, results []campus.Result) int {
+// printSignIns prints one line per service's outcome, a server that could not
+// be reached in lang with its detail only when verbose; it returns ExitOK
+// when every one signed in, else ExitFail.
+func printSignIns(env *Env, results []campus.Result, lang string, verbose bool) int {
 	code := ExitOK
 	for _, r := range results {
+		var u *campus.Unreachable
 		switch {
+		case !r.OK && errors.As(r.Err, &u):
+			fmt.Fprintf(env.Stdout, "%-14s %s\n", r.Service, u.Message(lang))
+			if verbose {
+				fmt.Fprintf(env.Stdout, "%-14s   (%v)\n", "", u.Err)
+			}
+			code = ExitFail
 		case !r.OK:
 			fmt.Fprintf(env.Stdout, "%-14s not signed in: %s\n", r.Service, r.Error)
 			code = ExitFail
@@ -726,8 +736,12 @@ func answer(r campus.Result) signInAnswer {
 	if r.Err != nil {
 		a.Error, a.ErrorZh = r.Err.Error(), r.Err.Error()
 		var ie *campus.IAAAError
-		if errors.As(r.Err, &ie) {
+		var u *campus.Unreachable
+		switch {
+		case errors.As(r.Err, &ie):
 			a.Code, a.Error, a.ErrorZh = ie.Code, ie.Message("en"), ie.Message("zh-Hans")
+		case errors.As(r.Err, &u):
+			a.Code, a.Error, a.ErrorZh = "unreachable", u.Message("en"), u.Message("zh-Hans")
 		}
 	}
 	return a
