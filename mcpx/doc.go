@@ -16,6 +16,9 @@
 //     RemotePluginID, effect from readOnlyHint, RemoteInstructions);
 //     CallRemote calls one and maps the result (RemoteValue). Registry keeps
 //     installed remote plugins and their tokens in the host's database.
+//     Refresh (refresh.go) is the rule for a refreshed tool list: one that
+//     would let a tool run without asking is held, not applied. The URL
+//     rule is the leaf package mcpurl.
 //
 // The server reaches the host through the Backend interface; HostBackend is
 // the adapter over *host.Host. The Registry, given to the host as its

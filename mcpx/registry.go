@@ -118,7 +118,9 @@ func (r *Registry) Add(ctx context.Context, srv *RemoteServer, token string) (*R
 }
 
 // Replace stores a newly described server for an installed plugin (the
-// tool list refreshed by update-remote). The id must not change.
+// tool list refreshed by update-remote). The id must not change. Replace
+// does not judge the new tools: a caller that must not let a tool run
+// without asking asks Refresh first.
 func (r *Registry) Replace(ctx context.Context, id string, srv *RemoteServer) error {
 	if srv.PluginID != id {
 		return &host.Conflict{Msg: fmt.Sprintf("the server at %s now calls itself %s, not %s; remove and add it again", srv.URL, srv.PluginID, id)}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pkuinfo/harness/mcpx/mcpurl"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -174,33 +174,10 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// CheckURL checks a remote plugin's endpoint (seed 003 "4. 部署": "生产环境
-// 必须使用 HTTPS,纯 HTTP 只用于本地开发"): https with a host, or http to
-// localhost, a loopback or a private address (a server on this machine or
-// the local network), and no user name or password in it (it is kept and
-// listed; a token goes apart). The error says which rule failed, and
-// never shows the user name or password.
-func CheckURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return nil, fmt.Errorf("remote plugin %q: the URL must be http:// or https:// with a host", raw)
-	}
-	if u.User != nil {
-		// It would be stored and listed with the URL (GET /v1/remote-plugins, list-remote).
-		shown := *u
-		shown.User = nil
-		return nil, fmt.Errorf("remote plugin %q: the URL carries a user name or password, which would be kept and shown with it: give the token with --token instead", shown.String())
-	}
-	if u.Scheme == "http" {
-		h := u.Hostname()
-		ip := net.ParseIP(h)
-		local := h == "localhost" || strings.HasSuffix(h, ".localhost") || (ip != nil && (ip.IsLoopback() || ip.IsPrivate()))
-		if !local {
-			return nil, fmt.Errorf("remote plugin %q: use https; plain http is only for local development (localhost, loopback or private addresses)", raw)
-		}
-	}
-	return u, nil
-}
+// CheckURL checks a remote plugin's endpoint: it is mcpurl.Check (https, or plain http to this
+// machine or the local network, and no user name or password), which faces that must not link
+// the MCP SDK call directly.
+func CheckURL(raw string) (*url.URL, error) { return mcpurl.Check(raw) }
 
 func (c *RemoteClient) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	u, err := CheckURL(c.URL)

@@ -485,7 +485,7 @@ func (v *validator) remote(e *Entry, at func(string) int, path string) {
 }
 
 // checkEndpoint is https, or plain http to a loopback or private host
-// (mcpx.CheckURL's rule, seed 003 §4).
+// (mcpurl.Check's rule, seed 003 §4).
 func checkEndpoint(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {

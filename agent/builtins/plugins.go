@@ -13,7 +13,7 @@ import (
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/lang/expr"
-	"github.com/pkuinfo/harness/mcpx"
+	"github.com/pkuinfo/harness/mcpx/mcpurl"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -371,7 +371,7 @@ type RemoteInput struct {
 
 func installRemote(c *builtin.Context, in RemoteInput) (map[string]any, error) {
 	// The same rule as harness plugins add-remote: https, or plain http on this machine or a private network.
-	u, err := mcpx.CheckURL(in.URL)
+	u, err := mcpurl.Check(in.URL)
 	if err != nil {
 		return nil, builtin.Errorf("%v", err)
 	}

@@ -226,37 +226,12 @@ func toolChanges(lang msg.Lang, old, cur []mcpx.RemoteTool) (text string, unchan
 	return strings.Join(parts, "; "), false
 }
 
-// loosened names the tools of cur that would be asked about less than on the reviewed list
-// old, under the plugin's modes (auto < ask < deny): new tools, and tools whose effect changed
-// to one with a freer mode.
-func loosened(modes map[plugin.Effect]host.Mode, old, cur []mcpx.RemoteTool) []string {
-	rank := func(e plugin.Effect) int {
-		switch modes[e] {
-		case host.ModeAuto:
-			return 0
-		case host.ModeDeny:
-			return 2
-		}
-		return 1
-	}
-	was := map[string]plugin.Effect{}
-	for _, t := range old {
-		was[t.Name] = t.Effect
-	}
-	var out []string
-	for _, t := range cur {
-		e, ok := was[t.Name]
-		if (!ok && rank(t.Effect) == 0) || (ok && rank(t.Effect) < rank(e)) {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
 // refreshRemote lists a remote plugin's tools again for `harness plugins
-// update`: StatusCurrent when they did not change, StatusApplied with the
-// changes as the note, StatusFailed when the server cannot be described or
-// now names another plugin. The error is for the database only.
+// update` and the refresh route: StatusCurrent when they did not change,
+// StatusApplied with the changes as the note, StatusFailed when the server
+// cannot be described, now names another plugin, or mcpx.Refresh holds the
+// change (it would let a tool run without asking). The error is for the
+// database only.
 func refreshRemote(ctx context.Context, reg *mcpx.Registry, id string, lang msg.Lang) (*host.UpdateOutcome, error) {
 	p, err := reg.Get(ctx, id)
 	if err != nil {
@@ -268,11 +243,9 @@ func refreshRemote(ctx context.Context, reg *mcpx.Registry, id string, lang msg.
 		o.Status, o.Error = host.StatusFailed, err.Error()
 		return o, nil
 	}
-	// A tool that would now run without asking (a new one, or one whose claimed effect moved to
-	// a freer mode) was not on the sheet the person reviewed: such a change is not applied.
-	if loose := loosened(p.Modes, p.Server.Tools, srv.Tools); len(loose) > 0 {
+	if apply, held := mcpx.Refresh(p.Modes, p.Server.Tools, srv.Tools); !apply {
 		ch, _ := toolChanges(lang, p.Server.Tools, srv.Tools)
-		o.Status, o.Error = host.StatusFailed, lang.T(msg.RemoteLoosened, strings.Join(loose, ", "), ch)
+		o.Status, o.Error = host.StatusFailed, lang.T(msg.RemoteLoosened, strings.Join(held, ", "), ch)
 		return o, nil
 	}
 	var c *host.Conflict

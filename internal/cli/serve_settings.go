@@ -20,6 +20,7 @@ import (
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/internal/msg"
 	"github.com/pkuinfo/harness/mcpx"
+	"github.com/pkuinfo/harness/mcpx/mcpurl"
 )
 
 // The settings routes of the web app (issue 14 "Plugins and settings";
@@ -260,7 +261,7 @@ func (b *remoteBody) check() error {
 	if b.URL == "" {
 		return settingsError("url", "give the remote plugin's URL, e.g. https://example.org/mcp")
 	}
-	if _, err := mcpx.CheckURL(b.URL); err != nil {
+	if _, err := mcpurl.Check(b.URL); err != nil {
 		return settingsError("url", "%s", strings.ReplaceAll(err.Error(), "--token", "the token field"))
 	}
 	if len(b.Token) > MaxKeyLen || strings.ContainsFunc(b.Token, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
