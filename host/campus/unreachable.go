@@ -100,7 +100,9 @@ func Classify(service, rawURL string, err error) *Unreachable {
 	if p, perr := url.Parse(rawURL); perr == nil && p.Hostname() != "" {
 		host = p.Hostname()
 	}
-	mk := func(cause string) *Unreachable { return &Unreachable{Service: service, Host: host, Cause: cause, Err: err} }
+	mk := func(cause string) *Unreachable {
+		return &Unreachable{Service: service, Host: host, Cause: cause, Err: err}
+	}
 	var dns *net.DNSError
 	var cert *tls.CertificateVerificationError
 	var unknown x509.UnknownAuthorityError
