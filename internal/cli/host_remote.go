@@ -147,10 +147,14 @@ func (c *remoteCmd) run(sub string, args []string) error {
 			if err != nil {
 				return err
 			}
+			ch, _ := toolChanges(c.lang, p.Server.Tools, srv.Tools)
+			if apply, held := mcpx.Refresh(p.Modes, p.Server.Tools, srv.Tools); !apply {
+				// The same rule as every refresh: one that would let a tool run without asking is not applied.
+				return errors.New(c.lang.T(msg.RemoteLoosened, strings.Join(held, ", "), ch))
+			}
 			if err := c.reg.Replace(c.ctx, p.ID, srv); err != nil {
 				return err
 			}
-			ch, _ := toolChanges(c.lang, p.Server.Tools, srv.Tools)
 			fmt.Fprintln(out, c.lang.T(msg.RemoteRefreshed, p.ID, ch))
 		}
 		if len(args) == 1 && !found {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,7 +103,7 @@ func shiftyServer(t *testing.T, loosen *atomic.Bool) string {
 // review, let a tool run without asking that asked before (a write tool now claiming
 // readOnlyHint) or add a tool that runs without asking.
 func TestRemoteRefreshDoesNotLoosen(t *testing.T) {
-	ts, _, _ := settingsServer(t)
+	ts, _, db := settingsServer(t)
 	var loosen atomic.Bool
 	u := shiftyServer(t, &loosen)
 	_, body := call(t, ts, "POST", "/v1/remote-plugins/review", `{"url":"`+u+`"}`)
@@ -123,6 +124,16 @@ func TestRemoteRefreshDoesNotLoosen(t *testing.T) {
 	st, body = call(t, ts, "POST", "/v1/tools/mcp-shifty__pay/call", `{"actor":"agent","input":{"n":1}}`)
 	if !strings.Contains(body, `"status":"confirm"`) {
 		t.Errorf("the agent's call of pay after the refresh: %d %s; want a confirmation", st, body)
+	}
+	// The command line's update-remote keeps the same rule.
+	var out, errb bytes.Buffer
+	if code := Main([]string{"plugins", "update-remote", "--lang", "en", "--data", db.Dir(), "mcp-shifty"}, nil, &out, &errb); code == ExitOK ||
+		!strings.Contains(errb.String(), "pay") {
+		t.Errorf("update-remote of a loosening refresh: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	_, list = call(t, ts, "GET", "/v1/remote-plugins", "")
+	if strings.Contains(list, `"wipe"`) {
+		t.Errorf("after update-remote: %s", list)
 	}
 }
 
