@@ -223,7 +223,7 @@ func firstInvalidUTF8(b []byte) int {
 }
 
 // lineIndex converts byte offsets to 1-based line and column; the column counts Unicode code
-// points, as expr.Pos does.
+// points, as diag.Pos does.
 type lineIndex struct {
 	src   []byte
 	lines []int // offset of the first byte of each line

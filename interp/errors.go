@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -29,7 +29,7 @@ type Error struct {
 	Kind string
 	Msg  string
 	File string
-	Pos  expr.Pos
+	Pos  diag.Pos
 	Step string
 	err  error // the underlying error, for errors.Is/As
 }

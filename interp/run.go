@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -387,7 +388,7 @@ func place(e *Error, st *plugin.Step) *Error {
 
 // placeErr turns any error from running a step or evaluating a field into
 // an *Error placed at file/pos/step unless it already has a place.
-func placeErr(ctx context.Context, err error, file string, pos expr.Pos, step string) *Error {
+func placeErr(ctx context.Context, err error, file string, pos diag.Pos, step string) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		if e.File == "" {

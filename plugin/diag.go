@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/text/width"
 
-	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // Severity says whether a diagnostic stops the plugin from loading (SeverityError) or is advice
@@ -116,11 +116,11 @@ func (l *diagList) add(d Diagnostic) {
 	l.ds = append(l.ds, d)
 }
 
-func (l *diagList) errorf(file string, p expr.Pos, step, format string, args ...any) {
+func (l *diagList) errorf(file string, p diag.Pos, step, format string, args ...any) {
 	l.add(Diagnostic{File: file, Line: p.Line, Col: p.Col, Step: step, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (l *diagList) warnf(file string, p expr.Pos, step, format string, args ...any) {
+func (l *diagList) warnf(file string, p diag.Pos, step, format string, args ...any) {
 	l.add(Diagnostic{File: file, Line: p.Line, Col: p.Col, Severity: SeverityWarning, Step: step, Msg: fmt.Sprintf(format, args...)})
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/lang/stdlib"
 )
@@ -158,12 +159,12 @@ func (l *loader) loadManifest(text []byte) {
 		return
 	}
 	if bytes.HasPrefix(text, []byte("\xef\xbb\xbf")) {
-		l.d.errorf(ManifestFile, expr.Pos{Line: 1, Col: 1}, "", "remove the byte-order mark at the start of %s", ManifestFile)
+		l.d.errorf(ManifestFile, diag.Pos{Line: 1, Col: 1}, "", "remove the byte-order mark at the start of %s", ManifestFile)
 		return
 	}
 	yamlText, body, ok := splitFrontmatter(text)
 	if !ok {
-		l.d.errorf(ManifestFile, expr.Pos{Line: 1, Col: 1}, "", "%s must start with YAML frontmatter between two --- lines", ManifestFile)
+		l.d.errorf(ManifestFile, diag.Pos{Line: 1, Col: 1}, "", "%s must start with YAML frontmatter between two --- lines", ManifestFile)
 		return
 	}
 	p.Instructions = strings.TrimSpace(body)
@@ -373,7 +374,7 @@ func decodeServer(f *fileDec, n *yaml.Node, env *expr.Env, shared *Shared, pos P
 		pos["server."+k] = f.pos(fs.get(k))
 	}
 	if x := fs.get("network"); x != nil {
-		var ps []expr.Pos
+		var ps []diag.Pos
 		s.Network, ps, _ = f.strList(x, "server.network", "")
 		for i, p := range ps {
 			pos[fmt.Sprintf("server.network[%d]", i)] = p

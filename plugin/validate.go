@@ -14,6 +14,7 @@ import (
 	"github.com/andybalholm/cascadia"
 
 	"github.com/pkuinfo/harness/genui"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -411,7 +412,7 @@ func (v *validator) terr(t *Tool, path, step, format string, args ...any) {
 	v.d.errorf(t.File, t.Pos.At(path), step, format, args...)
 }
 
-func (v *validator) terrAt(t *Tool, p expr.Pos, step, format string, args ...any) {
+func (v *validator) terrAt(t *Tool, p diag.Pos, step, format string, args ...any) {
 	v.d.errorf(t.File, p, step, format, args...)
 }
 

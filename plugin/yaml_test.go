@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 const okManifest = `---
@@ -190,8 +190,8 @@ func TestScalarPositions(t *testing.T) {
 	}
 }
 
-// posAt is the expr.Pos of byte offset off in src.
-func posAt(src string, off int) expr.Pos {
+// posAt is the diag.Pos of byte offset off in src.
+func posAt(src string, off int) diag.Pos {
 	line, col := 1, 1
 	for _, r := range src[:off] {
 		if r == '\n' {
@@ -200,5 +200,5 @@ func posAt(src string, off int) expr.Pos {
 			col++
 		}
 	}
-	return expr.Pos{Line: line, Col: col, Offset: off}
+	return diag.Pos{Line: line, Col: col, Offset: off}
 }
