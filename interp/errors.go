@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/pkuinfo/harness/lang/diag"
-	"github.com/pkuinfo/harness/plugin"
 )
 
 // Error kinds, the values of error.kind inside a `catch` (SPEC-DECISIONS §4).
@@ -102,7 +101,5 @@ func (e *Error) Format(files map[string][]byte) string {
 	if !ok || e.Pos.Line < 1 {
 		return e.Error()
 	}
-	return plugin.FormatDiagnostic(plugin.Diagnostic{
-		File: e.File, Line: e.Pos.Line, Col: e.Pos.Col, Severity: plugin.SeverityError, Step: e.Step, Msg: e.Msg,
-	}, src)
+	return diag.Diagnostic{Severity: diag.Error, File: e.File, Pos: e.Pos, Path: e.Step, Msg: e.Msg}.Format(src)
 }

@@ -19,7 +19,7 @@ import (
 // Run runs one tool of a loaded plugin with the given input and returns its
 // result, an expr value that is plain JSON (seed 004 "Tools" and "Steps";
 // SPEC-DECISIONS §4, §6, §10). p must have loaded without errors
-// (plugin.HasErrors false): Run trusts the validator for the static rules
+// (diag.HasErrors false): Run trusts the validator for the static rules
 // and checks at run time only what depends on values.
 //
 // The input is validated and defaulted before any step runs (see

@@ -84,7 +84,7 @@ var reservedWords = map[string]bool{
 // names in scope of every expression and template (§4). It returns all problems at once, sorted,
 // warnings included (see HasErrors). Shape problems found while decoding (unknown fields, wrong
 // YAML types, parse errors) are reported by the loader, not here.
-func Validate(p *Plugin) []Diagnostic {
+func Validate(p *Plugin) []diag.Diagnostic {
 	v := &validator{p: p, d: &diagList{}, m: p.Manifest, toolCalls: map[*Tool][]*Step{}}
 	if v.m == nil {
 		v.m = &Manifest{Pos: Positions{}}
@@ -1354,11 +1354,11 @@ func (v *validator) ui() {
 			c := ctx
 			c.Kind = kind
 			for _, d := range genui.Validate(clean, src, c) {
-				sev := SeverityError
+				sev := diag.Error
 				if d.Severity == genui.Warning {
-					sev = SeverityWarning
+					sev = diag.Warning
 				}
-				v.d.add(Diagnostic{File: d.File, Line: d.Pos.Line, Col: d.Pos.Col, Severity: sev, Step: d.Path, Msg: d.Msg})
+				v.d.add(diag.Diagnostic{Severity: sev, File: d.File, Pos: diag.Pos{Line: d.Pos.Line, Col: d.Pos.Col, Offset: d.Pos.Offset}, Path: d.Path, Msg: d.Msg})
 			}
 		}
 	}

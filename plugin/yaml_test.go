@@ -125,9 +125,9 @@ func TestYAMLLayer(t *testing.T) {
 				files[k] = []byte(v)
 			}
 			_, ds, err := LoadFiles(context.Background(), files)
-			var errs []Diagnostic
+			var errs []diag.Diagnostic
 			for _, d := range ds {
-				if d.Severity == SeverityError {
+				if d.Severity == diag.Error {
 					errs = append(errs, d)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/pkuinfo/harness/internal/safefs"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -114,7 +115,7 @@ func RunDirMatching(ctx context.Context, dir string, run *regexp.Regexp) (Report
 	}
 	var errs []string
 	for _, d := range diags {
-		if d.Severity == plugin.SeverityError {
+		if d.Severity == diag.Error {
 			d.File = filepath.Join(dir, d.File)
 			errs = append(errs, d.String())
 		}
