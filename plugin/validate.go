@@ -1354,11 +1354,7 @@ func (v *validator) ui() {
 			c := ctx
 			c.Kind = kind
 			for _, d := range genui.Validate(clean, src, c) {
-				sev := diag.Error
-				if d.Severity == genui.Warning {
-					sev = diag.Warning
-				}
-				v.d.add(diag.Diagnostic{Severity: sev, File: d.File, Pos: diag.Pos{Line: d.Pos.Line, Col: d.Pos.Col, Offset: d.Pos.Offset}, Path: d.Path, Msg: d.Msg})
+				v.d.add(d)
 			}
 		}
 	}
