@@ -189,13 +189,13 @@ func withSource(err error, src []byte) []string {
 	var out []string
 	for _, e := range list {
 		out = append(out, e.Error())
-		if e.Line < 1 || e.Line > len(lines) || e.Col < 1 {
+		if e.Pos.Line < 1 || e.Pos.Line > len(lines) || e.Pos.Col < 1 {
 			continue
 		}
-		line := strings.TrimRight(lines[e.Line-1], "\r")
+		line := strings.TrimRight(lines[e.Pos.Line-1], "\r")
 		var caret strings.Builder
 		for i, r := range []rune(line) {
-			if i >= e.Col-1 {
+			if i >= e.Pos.Col-1 {
 				break
 			}
 			if r == '\t' {
