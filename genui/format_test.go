@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -72,7 +73,7 @@ func TestFormattersValidate(t *testing.T) {
 	doc := `{"ui":1,"kind":"widget","title":"最近","description":"Recent posts.","i18n":{"en":{"title":"Recent","description":"Recent posts."}},"data":{"x":{"source":"x"}},
 "root":{"type":"Text","text":"${formatRelative(data.x.at)} · ${plural(data.x.n, 'post')}"}}`
 	for _, d := range Validate("w.json", []byte(doc), Context{Kind: "widget", DataSources: []string{"x"}}) {
-		if d.Severity == Error {
+		if d.Severity == diag.Error {
 			t.Errorf("%s", d)
 		}
 	}

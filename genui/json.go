@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // Limits of the JSON walk. A widget is a small document; these bound the work on hostile input.
@@ -223,7 +225,7 @@ func firstInvalidUTF8(b []byte) int {
 }
 
 // lineIndex converts byte offsets to 1-based line and column; the column counts Unicode code
-// points, as expr.Pos does.
+// points, as diag.Pos does.
 type lineIndex struct {
 	src   []byte
 	lines []int // offset of the first byte of each line
@@ -240,7 +242,7 @@ func newLineIndex(src []byte) *lineIndex {
 }
 
 // pos returns the position of byte offset off.
-func (li *lineIndex) pos(off int) Pos {
+func (li *lineIndex) pos(off int) diag.Pos {
 	off = clampOff(off, len(li.src))
 	lo, hi := 0, len(li.lines)-1
 	for lo < hi {
@@ -252,7 +254,7 @@ func (li *lineIndex) pos(off int) Pos {
 		}
 	}
 	col := utf8.RuneCount(li.src[li.lines[lo]:off]) + 1
-	return Pos{Line: lo + 1, Col: col, Offset: off}
+	return diag.Pos{Line: lo + 1, Col: col, Offset: off}
 }
 
 // stringOffsets maps each byte offset of a decoded JSON string to the byte offset in src of

@@ -7,54 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
-
-// Pos is a position in a document: 1-based line, 1-based column counted in Unicode code points,
-// and 0-based byte offset.
-type Pos struct{ Line, Col, Offset int }
-
-// Severity says whether a diagnostic makes the document invalid (Error) or is advice (Warning).
-type Severity int
-
-// The severities, as in SPEC-DECISIONS §7: warnings are a severity, not a separate path.
-const (
-	Error Severity = iota
-	Warning
-)
-
-// String returns "error" or "warning".
-func (s Severity) String() string {
-	if s == Warning {
-		return "warning"
-	}
-	return "error"
-}
-
-// Diagnostic is one problem in a document: the file, the position of the offending JSON token,
-// the JSON path of the value ("$.root.children[1].text"), the severity and a message.
-type Diagnostic struct {
-	File     string
-	Pos      Pos
-	Path     string
-	Severity Severity
-	Msg      string
-}
-
-// String formats d as "FILE:LINE:COL: PATH: MESSAGE", with "warning: " before the path for
-// warnings (SPEC-DECISIONS §7).
-func (d Diagnostic) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s:%d:%d: ", d.File, d.Pos.Line, d.Pos.Col)
-	if d.Severity == Warning {
-		b.WriteString("warning: ")
-	}
-	if d.Path != "" {
-		b.WriteString(d.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(d.Msg)
-	return b.String()
-}
 
 // Tool is what Validate needs to know about one tool of the plugin: its effect (read, write,
 // money or public; seed 004 §Tools), the names of its input fields, the fields that must be
@@ -87,7 +42,7 @@ const MaxDiagnostics = 100
 // catalogue and the plugin context c, and returns every problem found, sorted by position
 // (nil when the document is valid). It never panics: malformed JSON yields one diagnostic at
 // the offending byte. See docs/GENUI.md for the rules.
-func Validate(file string, src []byte, c Context) []Diagnostic {
+func Validate(file string, src []byte, c Context) []diag.Diagnostic {
 	v := &validator{file: file, src: src, li: newLineIndex(src), ctx: c}
 	if len(src) > MaxDocumentBytes {
 		v.errAt(0, "", "the document is %d bytes, the limit is %d", len(src), MaxDocumentBytes)
@@ -111,7 +66,7 @@ type validator struct {
 	src   []byte
 	li    *lineIndex
 	ctx   Context
-	diags []Diagnostic
+	diags []diag.Diagnostic
 
 	kind    string          // the document's kind
 	data    map[string]bool // names declared in data:
@@ -120,25 +75,25 @@ type validator struct {
 	fields  map[string]bool // Field names (form.*)
 }
 
-func (v *validator) add(sev Severity, off int, path, format string, args ...any) {
-	v.diags = append(v.diags, Diagnostic{File: v.file, Pos: v.li.pos(off), Path: path, Severity: sev, Msg: fmt.Sprintf(format, args...)})
+func (v *validator) add(sev diag.Severity, off int, path, format string, args ...any) {
+	v.diags = append(v.diags, diag.Diagnostic{File: v.file, Pos: v.li.pos(off), Path: path, Severity: sev, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) errAt(off int, path, format string, args ...any) {
-	v.add(Error, off, path, format, args...)
+	v.add(diag.Error, off, path, format, args...)
 }
 
 func (v *validator) warnAt(off int, path, format string, args ...any) {
-	v.add(Warning, off, path, format, args...)
+	v.add(diag.Warning, off, path, format, args...)
 }
 
-func (v *validator) finish() []Diagnostic {
+func (v *validator) finish() []diag.Diagnostic {
 	sort.SliceStable(v.diags, func(i, j int) bool { return v.diags[i].Pos.Offset < v.diags[j].Pos.Offset })
 	if len(v.diags) > MaxDiagnostics {
 		more := len(v.diags) - MaxDiagnostics + 1
 		v.diags = v.diags[:MaxDiagnostics-1]
 		last := v.diags[len(v.diags)-1]
-		v.diags = append(v.diags, Diagnostic{File: v.file, Pos: last.Pos, Severity: Error, Msg: fmt.Sprintf("%d more problems not shown", more)})
+		v.diags = append(v.diags, diag.Diagnostic{File: v.file, Pos: last.Pos, Severity: diag.Error, Msg: fmt.Sprintf("%d more problems not shown", more)})
 	}
 	return v.diags
 }

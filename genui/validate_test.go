@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 var testCtx = Context{
@@ -16,7 +18,7 @@ var testCtx = Context{
 	},
 }
 
-func diagStrings(ds []Diagnostic) []string {
+func diagStrings(ds []diag.Diagnostic) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = d.String()
@@ -251,14 +253,14 @@ func TestInputComponents(t *testing.T) {
 		}
 		screen := `{"ui":1,"kind":"screen","title":"t","i18n":{"en":{"title":"t"}},"root":{"type":"Column","children":[` + node + `,{"type":"Text","text":"${form.x}"}]}}`
 		for _, d := range Validate("s.json", []byte(screen), Context{Kind: "screen"}) {
-			if d.Severity == Error {
+			if d.Severity == diag.Error {
 				t.Errorf("%s on a screen: %s", name, d)
 			}
 		}
 		widget := `{"ui":1,"kind":"widget","title":"t","description":"d","i18n":{"en":{"title":"t","description":"d"}},"root":` + node + `}`
 		bad := false
 		for _, d := range Validate("w.json", []byte(widget), Context{Kind: "widget"}) {
-			bad = bad || (d.Severity == Error && strings.Contains(d.String(), "is for screens"))
+			bad = bad || (d.Severity == diag.Error && strings.Contains(d.String(), "is for screens"))
 		}
 		if !bad {
 			t.Errorf("%s on a widget was accepted", name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -218,7 +219,7 @@ func (h *Host) runTool(ctx context.Context, req CallRequest, p *plugin.Plugin, t
 		if errors.As(err, &ie) {
 			// A built-in has no file to point at: the error names the tool instead.
 			named := *ie
-			named.Msg, named.Pos = p.Manifest.ID+"."+t.Name+": "+ie.Msg, expr.Pos{}
+			named.Msg, named.Pos = p.Manifest.ID+"."+t.Name+": "+ie.Msg, diag.Pos{}
 			return nil, false, &named
 		}
 		return nil, false, err

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -21,12 +22,12 @@ const DraftSource = "draft:"
 // "plugins.validate"). A draft that does not validate is *Invalid with
 // its diagnostics (file, line, column, step); a draft without PLUGIN.md or
 // over the size limits is *Unreadable.
-func LoadDraft(ctx context.Context, files map[string][]byte) (*plugin.Plugin, []plugin.Diagnostic, error) {
+func LoadDraft(ctx context.Context, files map[string][]byte) (*plugin.Plugin, []diag.Diagnostic, error) {
 	p, diags, err := plugin.LoadFiles(ctx, files)
 	if err != nil {
 		return nil, diags, &Unreadable{Source: "the draft", Err: err}
 	}
-	if plugin.HasErrors(diags) {
+	if diag.HasErrors(diags) {
 		return nil, diags, &Invalid{Source: "the draft", Diagnostics: errorsOnly(diags)}
 	}
 	return p, diags, nil

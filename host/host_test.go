@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -159,7 +160,7 @@ func TestReviewSheet(t *testing.T) {
 		bytes[k] = []byte(v)
 	}
 	p, diags, err := plugin.LoadFiles(context.Background(), bytes)
-	if err != nil || plugin.HasErrors(diags) {
+	if err != nil || diag.HasErrors(diags) {
 		t.Fatal(err, diags)
 	}
 	rv := ReviewOf(p, "https://github.com/student/demo-repo/tree/main/demo", false)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host/cloud"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -67,7 +68,7 @@ func (e *Unreadable) Unwrap() error { return e.Err }
 // holds its errors (SPEC-DECISIONS §7).
 type Invalid struct {
 	Source      string
-	Diagnostics []plugin.Diagnostic
+	Diagnostics []diag.Diagnostic
 }
 
 // Error lists the first diagnostics, one per line, as FILE:LINE:COL:
@@ -321,7 +322,7 @@ func (h *Host) parsed(ctx context.Context, id string, seq int, hash string) (*pl
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin %s: %w", id, err)
 	}
-	if plugin.HasErrors(diags) {
+	if diag.HasErrors(diags) {
 		return nil, &Invalid{Source: id, Diagnostics: errorsOnly(diags)}
 	}
 	if p.Hash != hash {
@@ -340,10 +341,10 @@ func (h *Host) parsed(ctx context.Context, id string, seq int, hash string) (*pl
 	return p, nil
 }
 
-func errorsOnly(ds []plugin.Diagnostic) []plugin.Diagnostic {
-	var out []plugin.Diagnostic
+func errorsOnly(ds []diag.Diagnostic) []diag.Diagnostic {
+	var out []diag.Diagnostic
 	for _, d := range ds {
-		if d.Severity == plugin.SeverityError {
+		if d.Severity == diag.Error {
 			out = append(out, d)
 		}
 	}

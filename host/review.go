@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 	"github.com/pkuinfo/harness/plugins"
 )
@@ -54,7 +55,7 @@ type Review struct {
 	DisclosureZh []string `json:"disclosure,omitempty"`
 	DisclosureEn []string `json:"disclosureEn,omitempty"`
 	// Warnings are the validator's warnings (errors stop the review).
-	Warnings []plugin.Diagnostic `json:"warnings,omitempty"`
+	Warnings []diag.Diagnostic `json:"warnings,omitempty"`
 	// Installed is the installed version of the same id, "" when none.
 	Installed string `json:"installed,omitempty"`
 	// Kind is KindBuiltin for a built-in plugin (Go in the app), "" for a
@@ -141,7 +142,7 @@ func (h *Host) fetch(ctx context.Context, src string) (*reviewed, error) {
 func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 	var (
 		p        *plugin.Plugin
-		diags    []plugin.Diagnostic
+		diags    []diag.Diagnostic
 		err      error
 		official bool
 		source   = src
@@ -174,19 +175,19 @@ func (h *Host) load(ctx context.Context, src string) (*reviewed, error) {
 	if err != nil {
 		return nil, &Unreadable{Source: src, Err: err}
 	}
-	if plugin.HasErrors(diags) {
+	if diag.HasErrors(diags) {
 		return nil, &Invalid{Source: source, Diagnostics: errorsOnly(diags)}
 	}
 	if !official {
 		if d := thirdPartyDiag(p.Manifest); d != nil {
-			return nil, &Invalid{Source: source, Diagnostics: []plugin.Diagnostic{*d}}
+			return nil, &Invalid{Source: source, Diagnostics: []diag.Diagnostic{*d}}
 		}
 	}
 	return &reviewed{p: p, source: source, official: official, at: h.now()}, nil
 }
 
 // loadBundled loads an embedded official document.
-func loadBundled(ctx context.Context, name string) (*plugin.Plugin, []plugin.Diagnostic, error) {
+func loadBundled(ctx context.Context, name string) (*plugin.Plugin, []diag.Diagnostic, error) {
 	fsys, err := plugins.Dir(name)
 	if err != nil {
 		return nil, nil, err
@@ -451,11 +452,11 @@ func CommunityNote(zh bool) string {
 
 // thirdPartyDiag is ThirdPartyRule's refusal as a diagnostic at the manifest
 // field at fault, nil when m may be a Community plugin's.
-func thirdPartyDiag(m *plugin.Manifest) *plugin.Diagnostic {
+func thirdPartyDiag(m *plugin.Manifest) *diag.Diagnostic {
 	path, why := ThirdPartyRule(m)
 	if why == "" {
 		return nil
 	}
 	at := m.Pos.At(path)
-	return &plugin.Diagnostic{File: plugin.ManifestFile, Line: at.Line, Col: at.Col, Severity: plugin.SeverityError, Msg: why}
+	return &diag.Diagnostic{Severity: diag.Error, File: plugin.ManifestFile, Pos: at, Msg: why}
 }

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pkuinfo/harness/lang/expr"
-	"github.com/pkuinfo/harness/plugin"
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // Error kinds, the values of error.kind inside a `catch` (SPEC-DECISIONS §4).
@@ -33,7 +32,7 @@ type Error struct {
 	Kind string
 	Msg  string
 	File string
-	Pos  expr.Pos
+	Pos  diag.Pos
 	Step string
 	err  error // the underlying error, for errors.Is/As
 }
@@ -106,7 +105,5 @@ func (e *Error) Format(files map[string][]byte) string {
 	if !ok || e.Pos.Line < 1 {
 		return e.Error()
 	}
-	return plugin.FormatDiagnostic(plugin.Diagnostic{
-		File: e.File, Line: e.Pos.Line, Col: e.Pos.Col, Severity: plugin.SeverityError, Step: e.Step, Msg: e.Msg,
-	}, src)
+	return diag.Diagnostic{Severity: diag.Error, File: e.File, Pos: e.Pos, Path: e.Step, Msg: e.Msg}.Format(src)
 }

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -18,7 +19,7 @@ import (
 // Run runs one tool of a loaded plugin with the given input and returns its
 // result, an expr value that is plain JSON (seed 004 "Tools" and "Steps";
 // SPEC-DECISIONS §4, §6, §10). p must have loaded without errors
-// (plugin.HasErrors false): Run trusts the validator for the static rules
+// (diag.HasErrors false): Run trusts the validator for the static rules
 // and checks at run time only what depends on values.
 //
 // The input is validated and defaulted before any step runs (see
@@ -387,7 +388,7 @@ func place(e *Error, st *plugin.Step) *Error {
 
 // placeErr turns any error from running a step or evaluating a field into
 // an *Error placed at file/pos/step unless it already has a place.
-func placeErr(ctx context.Context, err error, file string, pos expr.Pos, step string) *Error {
+func placeErr(ctx context.Context, err error, file string, pos diag.Pos, step string) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		if e.File == "" {

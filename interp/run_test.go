@@ -12,6 +12,7 @@ import (
 
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -37,14 +38,14 @@ func loadPlugin(t testing.TB, tools map[string]string) *plugin.Plugin {
 	t.Helper()
 	p, ds := loadPluginDiags(t, tools)
 	for _, d := range ds {
-		if d.Severity == plugin.SeverityError {
+		if d.Severity == diag.Error {
 			t.Fatalf("validation: %s", d)
 		}
 	}
 	return p
 }
 
-func loadPluginDiags(t testing.TB, tools map[string]string) (*plugin.Plugin, []plugin.Diagnostic) {
+func loadPluginDiags(t testing.TB, tools map[string]string) (*plugin.Plugin, []diag.Diagnostic) {
 	t.Helper()
 	names := make([]string, 0, len(tools))
 	for n := range tools {

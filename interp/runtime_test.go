@@ -14,7 +14,7 @@ import (
 	"github.com/pkuinfo/harness/host/store"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
-	"github.com/pkuinfo/harness/plugin"
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // TestRuntimeChecks covers what the validator normally refuses, so the
@@ -78,7 +78,7 @@ return: c
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, ds := loadPluginDiags(t, tc.tools)
-			if !plugin.HasErrors(ds) {
+			if !diag.HasErrors(ds) {
 				t.Logf("note: the validator accepted this plugin")
 			}
 			_, err := interp.Run(context.Background(), p, "main", nil, interp.Options{Transport: rt, Abilities: &fakeAbilities{}})

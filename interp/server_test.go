@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -102,7 +103,7 @@ func obj(j string) any {
 // errors of a missing secret, a missing KV and an unknown function.
 func TestRunServer(t *testing.T) {
 	p, ds, err := plugin.LoadFiles(context.Background(), map[string][]byte{"PLUGIN.md": []byte(serverDoc)})
-	if err != nil || plugin.HasErrors(ds) {
+	if err != nil || diag.HasErrors(ds) {
 		t.Fatalf("load: %v %v", err, ds)
 	}
 	ctx := context.Background()

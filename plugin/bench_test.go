@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // bigPlugin builds a plugin of about size bytes: many tools, each with requests, each steps,
@@ -69,7 +71,7 @@ func BenchmarkLoadValidate(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, d := range ds {
-		if d.Severity == SeverityError {
+		if d.Severity == diag.Error {
 			b.Fatalf("benchmark plugin has an error: %s", d)
 		}
 	}
@@ -95,7 +97,7 @@ func TestBigPluginIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range ds {
-		if d.Severity == SeverityError {
+		if d.Severity == diag.Error {
 			t.Errorf("%s", d)
 		}
 	}

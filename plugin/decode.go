@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -52,7 +53,7 @@ func (f *fileDec) warnf(n *yaml.Node, step, format string, args ...any) {
 	f.d.warnf(f.src.name, f.src.nodePos(n), step, format, args...)
 }
 
-func (f *fileDec) pos(n *yaml.Node) expr.Pos { return f.src.nodePos(n) }
+func (f *fileDec) pos(n *yaml.Node) diag.Pos { return f.src.nodePos(n) }
 
 // pair is one key and value of a YAML map.
 type pair struct {
@@ -241,7 +242,7 @@ func (f *fileDec) number(n *yaml.Node, what, step string) (float64, bool) {
 }
 
 // strList reads a list of strings.
-func (f *fileDec) strList(n *yaml.Node, what, step string) ([]string, []expr.Pos, bool) {
+func (f *fileDec) strList(n *yaml.Node, what, step string) ([]string, []diag.Pos, bool) {
 	if n == nil {
 		return nil, nil, false
 	}
@@ -253,7 +254,7 @@ func (f *fileDec) strList(n *yaml.Node, what, step string) ([]string, []expr.Pos
 		return nil, nil, false
 	}
 	out := make([]string, 0, len(n.Content))
-	ps := make([]expr.Pos, 0, len(n.Content))
+	ps := make([]diag.Pos, 0, len(n.Content))
 	ok := true
 	for i, c := range n.Content {
 		s, good := f.str(c, indexPath(what, i), step)

@@ -3,6 +3,8 @@ package plugin
 import (
 	"strings"
 	"testing"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 func TestEffectAtLeast(t *testing.T) {
@@ -98,32 +100,22 @@ func TestHostAllowed(t *testing.T) {
 	}
 }
 
-func TestDiagnosticFormat(t *testing.T) {
-	d := Diagnostic{File: "tools/a.yaml", Line: 2, Col: 12, Step: "steps[0] (let x)", Msg: "value: unknown name 'y'"}
-	if got, want := d.String(), "tools/a.yaml:2:12: steps[0] (let x): value: unknown name 'y'"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
+func TestSortDiagnostics(t *testing.T) {
+	at := func(line, col, off int) diag.Pos { return diag.Pos{Line: line, Col: col, Offset: off} }
+	ds := []diag.Diagnostic{
+		{File: "tools/b.yaml", Pos: at(1, 1, 0), Msg: "b"},
+		{File: "tools/a.yaml", Pos: at(2, 3, 20), Msg: "z"},
+		{File: "tools/a.yaml", Pos: at(2, 3, 0), Msg: "z"}, // the same problem, placed without an offset
+		{File: "tools/a.yaml", Pos: at(2, 3, 20), Msg: "a"},
+		{Severity: diag.Warning, File: ManifestFile, Pos: at(9, 1, 90), Msg: "w"},
 	}
-	w := Diagnostic{File: "PLUGIN.md", Line: 1, Col: 1, Severity: SeverityWarning, Msg: "m"}
-	if got, want := w.String(), "PLUGIN.md:1:1: warning: m"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
+	var got []string
+	for _, d := range SortDiagnostics(ds) {
+		got = append(got, d.String())
 	}
-	src := []byte("steps:\n\t- let: x\n    value: y + 1\n")
-	got := FormatDiagnostic(Diagnostic{File: "a.yaml", Line: 3, Col: 12, Msg: "bad"}, src)
-	want := "a.yaml:3:12: bad\n        value: y + 1\n               ^"
-	if got != want {
-		t.Errorf("FormatDiagnostic =\n%s\nwant\n%s", got, want)
-	}
-	cjk := []byte("title: 空闲教室 ${x}\n")
-	got = FormatDiagnostic(Diagnostic{File: "a.yaml", Line: 1, Col: 15, Msg: "bad"}, cjk)
-	want = "a.yaml:1:15: bad\n    title: 空闲教室 ${x}\n                      ^"
-	if got != want {
-		t.Errorf("FormatDiagnostic with wide characters =\n%s\nwant\n%s", got, want)
-	}
-	if got := FormatDiagnostic(Diagnostic{File: "a.yaml", Line: 9, Col: 1, Msg: "bad"}, src); got != "a.yaml:9:1: bad" {
-		t.Errorf("line out of range: %q", got)
-	}
-	if HasErrors([]Diagnostic{w}) || !HasErrors([]Diagnostic{w, d}) {
-		t.Error("HasErrors")
+	want := []string{"PLUGIN.md:9:1: warning: w", "tools/a.yaml:2:3: a", "tools/a.yaml:2:3: z", "tools/b.yaml:1:1: b"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("SortDiagnostics =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -50,7 +51,7 @@ return: "'你好,' + nmae"
 	for _, d := range diags {
 		fmt.Println(d)
 	}
-	fmt.Println(p.Manifest.ID, len(p.Tools), plugin.HasErrors(diags))
+	fmt.Println(p.Manifest.ID, len(p.Tools), diag.HasErrors(diags))
 	// Output:
 	// tools/greet.yaml:6:18: return: unknown name 'nmae'
 	// hello 1 true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -27,7 +28,7 @@ type TemplateField struct {
 // (not in the expression). Kind is the expr.RuntimeError kind ("expression" or "limit").
 type EvalError struct {
 	File string   // the YAML file
-	Pos  expr.Pos // position in File
+	Pos  diag.Pos // position in File
 	Kind string   // "expression" or "limit"
 	Msg  string   // the expr message without its position
 	Err  error    // the error as expr returned it
@@ -85,7 +86,7 @@ type TemplateValue struct {
 	Fields []*TemplateValue // a map's values, parallel to Keys
 	IsMap  bool             // the value is a map
 	Scalar any              // null, a boolean or a number
-	Pos    expr.Pos         // position of the value
+	Pos    diag.Pos         // position of the value
 }
 
 // Render renders every template in the value and returns the plain value: a string or typed

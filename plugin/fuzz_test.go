@@ -9,6 +9,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // FuzzLoad loads a PLUGIN.md and a tool file (also offered as the shared file). Invariants: no
@@ -56,16 +58,16 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("diagnostic names a file that was not loaded: %s", d)
 			}
 			lines := strings.Count(string(text), "\n") + 1
-			if d.Line < 1 || d.Line > lines || d.Col < 1 || d.Msg == "" {
+			if d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 || d.Msg == "" {
 				t.Fatalf("diagnostic outside its file (%d lines): %s", lines, d)
 			}
-			if d.Line <= lines && utf8.Valid(text) {
-				if line := newSource(d.File, text).lineText(d.Line); d.Col > utf8.RuneCountInString(line)+1 {
+			if d.Pos.Line <= lines && utf8.Valid(text) {
+				if line := newSource(d.File, text).lineText(d.Pos.Line); d.Pos.Col > utf8.RuneCountInString(line)+1 {
 					t.Fatalf("column past the end of line %q: %s", line, d)
 				}
 			}
 		}
-		if !HasErrors(ds) {
+		if !diag.HasErrors(ds) {
 			m := p.Manifest
 			if !idRe.MatchString(m.ID) || m.Spec != 1 || !semverRe.MatchString(m.Version) {
 				t.Fatalf("valid plugin with a bad manifest: %+v", m)

@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/lang/stdlib"
 )
@@ -25,13 +26,13 @@ import (
 // nothing else. The error is non-nil only when PLUGIN.md cannot be read; every problem with the
 // plugin's content is a Diagnostic. The Plugin is returned even when the diagnostics hold errors
 // (see Plugin).
-func LoadDir(dir string) (*Plugin, []Diagnostic, error) {
+func LoadDir(dir string) (*Plugin, []diag.Diagnostic, error) {
 	return LoadDirContext(context.Background(), dir)
 }
 
 // LoadDirContext is LoadDir reading under ctx: a done context stops the reads and is the
 // error.
-func LoadDirContext(ctx context.Context, dir string) (*Plugin, []Diagnostic, error) {
+func LoadDirContext(ctx context.Context, dir string) (*Plugin, []diag.Diagnostic, error) {
 	p, ds, err := load(ctx, DirFetcher(dir), "", dir)
 	if p != nil {
 		p.Dir = dir
@@ -42,7 +43,7 @@ func LoadDirContext(ctx context.Context, dir string) (*Plugin, []Diagnostic, err
 // Load loads the plugin behind an install link of any form ResolveLink accepts, fetching
 // PLUGIN.md and the files its frontmatter names through f. The error is non-nil when the link is
 // malformed or PLUGIN.md cannot be fetched; content problems are Diagnostics.
-func Load(ctx context.Context, f Fetcher, link string) (*Plugin, []Diagnostic, error) {
+func Load(ctx context.Context, f Fetcher, link string) (*Plugin, []diag.Diagnostic, error) {
 	l, err := ResolveLink(link)
 	if err != nil {
 		return nil, nil, err
@@ -52,7 +53,7 @@ func Load(ctx context.Context, f Fetcher, link string) (*Plugin, []Diagnostic, e
 
 // LoadFiles loads a draft given as files by relative path ({ "PLUGIN.md": …, "tools/x.yaml": … }),
 // as the assistant's plugins.validate tool passes them (seed 003 "让 AI 帮你写插件").
-func LoadFiles(ctx context.Context, files map[string][]byte) (*Plugin, []Diagnostic, error) {
+func LoadFiles(ctx context.Context, files map[string][]byte) (*Plugin, []diag.Diagnostic, error) {
 	return load(ctx, MapFetcher(files), "", "")
 }
 
@@ -81,7 +82,7 @@ func (l *loader) name(rel string) string {
 	return l.base + strings.Join(segs, "/")
 }
 
-func load(ctx context.Context, f Fetcher, base, source string) (*Plugin, []Diagnostic, error) {
+func load(ctx context.Context, f Fetcher, base, source string) (*Plugin, []diag.Diagnostic, error) {
 	l := &loader{ctx: ctx, f: f, base: base, budget: MaxTotalBytes, d: &diagList{}}
 	text, err := f.Fetch(ctx, l.name(ManifestFile), l.budget)
 	if err != nil {
@@ -158,12 +159,12 @@ func (l *loader) loadManifest(text []byte) {
 		return
 	}
 	if bytes.HasPrefix(text, []byte("\xef\xbb\xbf")) {
-		l.d.errorf(ManifestFile, expr.Pos{Line: 1, Col: 1}, "", "remove the byte-order mark at the start of %s", ManifestFile)
+		l.d.errorf(ManifestFile, diag.Pos{Line: 1, Col: 1}, "", "remove the byte-order mark at the start of %s", ManifestFile)
 		return
 	}
 	yamlText, body, ok := splitFrontmatter(text)
 	if !ok {
-		l.d.errorf(ManifestFile, expr.Pos{Line: 1, Col: 1}, "", "%s must start with YAML frontmatter between two --- lines", ManifestFile)
+		l.d.errorf(ManifestFile, diag.Pos{Line: 1, Col: 1}, "", "%s must start with YAML frontmatter between two --- lines", ManifestFile)
 		return
 	}
 	p.Instructions = strings.TrimSpace(body)
@@ -373,7 +374,7 @@ func decodeServer(f *fileDec, n *yaml.Node, env *expr.Env, shared *Shared, pos P
 		pos["server."+k] = f.pos(fs.get(k))
 	}
 	if x := fs.get("network"); x != nil {
-		var ps []expr.Pos
+		var ps []diag.Pos
 		s.Network, ps, _ = f.strList(x, "server.network", "")
 		for i, p := range ps {
 			pos[fmt.Sprintf("server.network[%d]", i)] = p

@@ -3,7 +3,7 @@ package plugin
 import (
 	"fmt"
 
-	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/diag"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -371,7 +371,7 @@ func decodeCloud(f *fileDec, n *yaml.Node, pos Positions) *Cloud {
 		c.Pages, _, _ = f.strList(x, "cloud.pages", "")
 	}
 	if x := fs.get("functions"); x != nil {
-		var ps []expr.Pos
+		var ps []diag.Pos
 		c.Functions, ps, _ = f.strList(x, "cloud.functions", "")
 		if c.Functions == nil {
 			c.Functions = []string{}

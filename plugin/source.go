@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // source is one loaded text file with a table of line starts, to turn YAML line:column marks
@@ -51,7 +51,7 @@ func (s *source) offset(line, col int) int {
 }
 
 // pos returns the line, column (code points, 1-based) and offset of a byte offset.
-func (s *source) pos(off int) expr.Pos {
+func (s *source) pos(off int) diag.Pos {
 	if off < 0 {
 		off = 0
 	}
@@ -63,11 +63,11 @@ func (s *source) pos(off int) expr.Pos {
 		i = 0
 	}
 	col := 1 + utf8.RuneCount(s.text[s.lines[i]:off])
-	return expr.Pos{Line: i + 1, Col: col, Offset: off}
+	return diag.Pos{Line: i + 1, Col: col, Offset: off}
 }
 
 // nodePos is the position of a YAML node in the source.
-func (s *source) nodePos(n *yaml.Node) expr.Pos {
+func (s *source) nodePos(n *yaml.Node) diag.Pos {
 	line, col := n.Line, n.Column
 	if line < 1 || line > len(s.lines) {
 		return s.pos(s.offset(line, col))
@@ -88,7 +88,7 @@ func (s *source) nodePos(n *yaml.Node) expr.Pos {
 		if col < 1 {
 			return s.pos(off)
 		}
-		return expr.Pos{Line: line, Col: col, Offset: off}
+		return diag.Pos{Line: line, Col: col, Offset: off}
 	}
 	return s.pos(off)
 }
@@ -121,7 +121,7 @@ type Scalar struct {
 	// File is the file it was read from, relative to the plugin folder.
 	File string
 	// Pos is the position in File of Src's first character.
-	Pos expr.Pos
+	Pos diag.Pos
 
 	src   *source
 	start int // byte offset of the node (its quote or block indicator)
@@ -130,14 +130,14 @@ type Scalar struct {
 
 func newScalar(s *source, n *yaml.Node) Scalar {
 	sc := Scalar{Src: n.Value, File: s.name, src: s, start: s.offset(n.Line, n.Column), style: n.Style}
-	sc.Pos = sc.FilePos(expr.Pos{Line: 1, Col: 1, Offset: 0})
+	sc.Pos = sc.FilePos(diag.Pos{Line: 1, Col: 1, Offset: 0})
 	return sc
 }
 
 // FilePos maps a position inside Src (as expr reports it: Offset is a byte offset into Src) to
 // the position in File. When the scalar cannot be aligned with its raw text, it returns the
 // position of the scalar itself.
-func (sc *Scalar) FilePos(p expr.Pos) expr.Pos {
+func (sc *Scalar) FilePos(p diag.Pos) diag.Pos {
 	if sc.src == nil {
 		return sc.Pos
 	}

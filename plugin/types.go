@@ -3,6 +3,7 @@ package plugin
 import (
 	"time"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -93,18 +94,18 @@ func (m *Manifest) Requires() []string {
 }
 
 // Positions maps a dotted field path to the position of its value in one file.
-type Positions map[string]expr.Pos
+type Positions map[string]diag.Pos
 
 // At returns the position recorded for path, or the position of its closest recorded parent
 // ("a.b.c" falls back to "a.b", then "a"), or 1:1.
-func (ps Positions) At(path string) expr.Pos {
+func (ps Positions) At(path string) diag.Pos {
 	for {
 		if p, ok := ps[path]; ok {
 			return p
 		}
 		i := lastDot(path)
 		if i < 0 {
-			return expr.Pos{Line: 1, Col: 1}
+			return diag.Pos{Line: 1, Col: 1}
 		}
 		path = path[:i]
 	}
@@ -123,14 +124,14 @@ func lastDot(s string) int {
 type ToolRef struct {
 	Name string   // the tool name, the key under tools:
 	File string   // the tool file, "" when the tool is written inline in the frontmatter
-	Pos  expr.Pos // position of the key in PLUGIN.md
+	Pos  diag.Pos // position of the key in PLUGIN.md
 }
 
 // FileRef is one entry of `widgets:` or `screens:`: a name and a relative JSON file.
 type FileRef struct {
 	Name string   // the widget or screen name
 	File string   // the JSON file, relative to the plugin folder
-	Pos  expr.Pos // position of the file path in PLUGIN.md
+	Pos  diag.Pos // position of the file path in PLUGIN.md
 }
 
 // DataSource is one entry of `dataSources:`: live data for widgets, read through a read tool
@@ -142,7 +143,7 @@ type DataSource struct {
 	Args  any           // the tool's input as an expr value (nil when absent)
 	TTL   time.Duration // how long a result stays fresh; 0 when not written
 	Title string        // shown to users, optional
-	Pos   expr.Pos      // position of the key in PLUGIN.md
+	Pos   diag.Pos      // position of the key in PLUGIN.md
 }
 
 // Setting is one row the plugin adds to Settings; tapping it opens one of the plugin's screens.
@@ -151,7 +152,7 @@ type Setting struct {
 	Title    string   // the row title; required
 	Subtitle string   // optional second line
 	Icon     string   // optional host icon name
-	Pos      expr.Pos // position of the entry in PLUGIN.md
+	Pos      diag.Pos // position of the entry in PLUGIN.md
 }
 
 // Command is one slash command (`/name`, ^[a-z][a-z0-9-]*$). It either sends Prompt to the
@@ -166,14 +167,14 @@ type Command struct {
 	Screen      string   // a screen to open
 	Tool        string   // a tool to run
 	Args        any      // the tool's input (expr value) when Tool is set
-	Pos         expr.Pos // position of the key in PLUGIN.md
+	Pos         diag.Pos // position of the key in PLUGIN.md
 }
 
 // DefaultMode is one entry of `defaultModes:`: the starting permission mode for an effect.
 type DefaultMode struct {
 	Effect Effect   // the effect the mode applies to
 	Mode   string   // "auto", "ask" or "deny" ("off" is read as deny)
-	Pos    expr.Pos // position of the mode in PLUGIN.md
+	Pos    diag.Pos // position of the mode in PLUGIN.md
 }
 
 // I18n holds the translations; only English is defined (seed "Optional fields").
@@ -199,7 +200,7 @@ type ToolText struct {
 	Name    string   // the tool name
 	Title   string   // English title, ≤ 60 characters
 	Summary string   // English summary, ≤ 80 characters
-	Pos     expr.Pos // position of the key in PLUGIN.md
+	Pos     diag.Pos // position of the key in PLUGIN.md
 }
 
 // UIText is the English text of a widget, screen, setting row or data source.
@@ -208,7 +209,7 @@ type UIText struct {
 	Title       string   // English title
 	Description string   // English description (widgets)
 	Subtitle    string   // English subtitle (settings)
-	Pos         expr.Pos // position of the key in PLUGIN.md
+	Pos         diag.Pos // position of the key in PLUGIN.md
 }
 
 // CommandText is the English text of a slash command.
@@ -218,14 +219,14 @@ type CommandText struct {
 	ArgHint     string   // English placeholder
 	Aliases     []string // English aliases
 	Prompt      string   // English prompt
-	Pos         expr.Pos // position of the key in PLUGIN.md
+	Pos         diag.Pos // position of the key in PLUGIN.md
 }
 
 // Remote describes a remote MCP server (seed "Optional fields": remote: { mcp, auth }).
 type Remote struct {
 	MCP  string   // https URL of the MCP endpoint
 	Auth string   // "none" or "bearer"
-	Pos  expr.Pos // position of remote: in PLUGIN.md
+	Pos  diag.Pos // position of remote: in PLUGIN.md
 }
 
 // Cloud is the plugin's use of PKU harness Cloud (seed 003 "插件指南" §1).
@@ -246,7 +247,7 @@ type Cloud struct {
 	// any implies cloud.uses: [functions]. The host calls no other function, and a consent
 	// covers these names (Manifest.CloudFunctions).
 	Functions []string
-	Pos       expr.Pos // position of cloud: in PLUGIN.md
+	Pos       diag.Pos // position of cloud: in PLUGIN.md
 }
 
 // CloudFunctions are the server functions the plugin may call through Cloud: cloud.functions
@@ -276,7 +277,7 @@ type Server struct {
 	Network   []string          // hosts server steps may reach (https)
 	Secrets   []string          // names of operator-held secrets, ^[A-Z][A-Z0-9_]*$
 	Functions []*ServerFunction // in written order
-	Pos       expr.Pos          // position of server: in PLUGIN.md
+	Pos       diag.Pos          // position of server: in PLUGIN.md
 }
 
 // ServerFunction is one entry of server.functions: a tool-shaped function with an access rule
@@ -351,7 +352,7 @@ type InputField struct {
 	Min, Max    *float64    // bounds on a number, or on the length of a string or array
 	Pattern     string      // RE2, for strings
 	Items       *InputField // the element schema of an array, or nil
-	Pos         expr.Pos    // position of the field's key
+	Pos         diag.Pos    // position of the field's key
 }
 
 // StepKind says which of the seed's step forms a Step is.
@@ -409,7 +410,7 @@ type Step struct {
 	Let  string   // "" when the step binds nothing
 	Path string   // "steps[2] (let page)", for messages
 	File string   // the file the step is in
-	Pos  expr.Pos // the step's first key
+	Pos  diag.Pos // the step's first key
 
 	Value   *ExprField // value: the expression; kv set: the value; each: the per-item body
 	Request *Request   // request, and each with a request body
@@ -453,11 +454,11 @@ type Step struct {
 
 type keyPos struct {
 	key string
-	pos expr.Pos
+	pos diag.Pos
 }
 
 // at returns the position of the value of key in the step, or the step's position.
-func (s *Step) at(key string) expr.Pos {
+func (s *Step) at(key string) diag.Pos {
 	for i := len(s.pos) - 1; i >= 0; i-- {
 		if s.pos[i].key == key {
 			return s.pos[i].pos
@@ -466,7 +467,7 @@ func (s *Step) at(key string) expr.Pos {
 	return s.Pos
 }
 
-func (s *Step) setPos(key string, p expr.Pos) { s.pos = append(s.pos, keyPos{key, p}) }
+func (s *Step) setPos(key string, p diag.Pos) { s.pos = append(s.pos, keyPos{key, p}) }
 
 // Request is a request step's `request:` (SPEC-DECISIONS §6): either Campus plus a path in URL,
 // or an absolute https URL on a network host. Query, Headers and Form are objects whose values
@@ -482,7 +483,7 @@ type Request struct {
 	JSON    *TemplateValue // JSON body: any value, strings are templates
 	Form    *TemplateValue // form body: name → template
 	Timeout time.Duration  // 0 = the run's limit
-	Pos     expr.Pos       // position of the request map
+	Pos     diag.Pos       // position of the request map
 }
 
 // Paginate repeats Request while Next is not null (SPEC-DECISIONS §6, §10).
@@ -491,7 +492,7 @@ type Paginate struct {
 	Next    *ExprField // null to stop, a URL string, or an object merged into the request
 	Items   *ExprField // each page's items; page, pageIndex, items are in scope
 	Max     int        // 1–30 pages; 30 when not written
-	Pos     expr.Pos   // position of the paginate map
+	Pos     diag.Pos   // position of the paginate map
 }
 
 // Extract picks items out of HTML (SPEC-DECISIONS §6).
@@ -499,7 +500,7 @@ type Extract struct {
 	From   *ExprField      // HTML text or a node
 	Each   string          // CSS selector
 	Fields []*ExtractField // in written order
-	Pos    expr.Pos        // position of the extract map
+	Pos    diag.Pos        // position of the extract map
 }
 
 // ExtractField is one `fields:` entry, "selector | pipe | pipe". An empty Selector (or ".") is the
@@ -509,7 +510,7 @@ type ExtractField struct {
 	Src      string   // as written
 	Selector string   // CSS selector; "" or "." is the item itself
 	Pipes    []Pipe   // applied left to right
-	Pos      expr.Pos // position of the field's value
+	Pos      diag.Pos // position of the field's value
 }
 
 // Pipe is one extract pipe: text, html, attr NAME, url, num, int, date [LAYOUT], match REGEX,
@@ -524,5 +525,5 @@ type Cache struct {
 	Key          *TemplateField // KV key template
 	TTL          time.Duration  // > 0
 	StaleOnError bool           // on an error, return an expired value instead of failing
-	Pos          expr.Pos       // position of the cache map
+	Pos          diag.Pos       // position of the cache map
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/andybalholm/cascadia"
 
 	"github.com/pkuinfo/harness/genui"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -83,7 +84,7 @@ var reservedWords = map[string]bool{
 // names in scope of every expression and template (§4). It returns all problems at once, sorted,
 // warnings included (see HasErrors). Shape problems found while decoding (unknown fields, wrong
 // YAML types, parse errors) are reported by the loader, not here.
-func Validate(p *Plugin) []Diagnostic {
+func Validate(p *Plugin) []diag.Diagnostic {
 	v := &validator{p: p, d: &diagList{}, m: p.Manifest, toolCalls: map[*Tool][]*Step{}}
 	if v.m == nil {
 		v.m = &Manifest{Pos: Positions{}}
@@ -411,7 +412,7 @@ func (v *validator) terr(t *Tool, path, step, format string, args ...any) {
 	v.d.errorf(t.File, t.Pos.At(path), step, format, args...)
 }
 
-func (v *validator) terrAt(t *Tool, p expr.Pos, step, format string, args ...any) {
+func (v *validator) terrAt(t *Tool, p diag.Pos, step, format string, args ...any) {
 	v.d.errorf(t.File, p, step, format, args...)
 }
 
@@ -1353,11 +1354,7 @@ func (v *validator) ui() {
 			c := ctx
 			c.Kind = kind
 			for _, d := range genui.Validate(clean, src, c) {
-				sev := SeverityError
-				if d.Severity == genui.Warning {
-					sev = SeverityWarning
-				}
-				v.d.add(Diagnostic{File: d.File, Line: d.Pos.Line, Col: d.Pos.Col, Severity: sev, Step: d.Path, Msg: d.Msg})
+				v.d.add(d)
 			}
 		}
 	}

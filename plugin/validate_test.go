@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden diagnostics in testdata/validate/*.txtar")
 
 // formatDiagnostics prints diagnostics one per line, as the CLI does without the source lines.
-func formatDiagnostics(ds []Diagnostic, err error) string {
+func formatDiagnostics(ds []diag.Diagnostic, err error) string {
 	var b strings.Builder
 	if err != nil {
 		b.WriteString("load error: " + err.Error() + "\n")

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
@@ -35,7 +36,7 @@ var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool) {
 	file := src.name
 	if len(text) > MaxTotalBytes {
-		d.errorf(file, expr.Pos{Line: 1, Col: 1}, "", "file is %d bytes, the limit is %d", len(text), MaxTotalBytes)
+		d.errorf(file, diag.Pos{Line: 1, Col: 1}, "", "file is %d bytes, the limit is %d", len(text), MaxTotalBytes)
 		return nil, false
 	}
 	if !utf8.Valid(text) {
@@ -50,7 +51,7 @@ func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			d.errorf(file, expr.Pos{Line: 1, Col: 1}, "", "file is empty")
+			d.errorf(file, diag.Pos{Line: 1, Col: 1}, "", "file is empty")
 			return nil, false
 		}
 		reportYAMLError(src, text, err, d)
@@ -65,7 +66,7 @@ func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool)
 		return nil, false
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		d.errorf(file, expr.Pos{Line: 1, Col: 1}, "", "file is empty")
+		d.errorf(file, diag.Pos{Line: 1, Col: 1}, "", "file is empty")
 		return nil, false
 	}
 	root = doc.Content[0]
@@ -82,7 +83,7 @@ func parseYAML(src *source, text []byte, d *diagList) (root *yaml.Node, ok bool)
 // points at the parser's line, at its first non-blank character.
 func reportYAMLError(src *source, text []byte, err error, d *diagList) {
 	line, msg := splitYAMLError(err.Error())
-	var p expr.Pos
+	var p diag.Pos
 	var off int
 	var ok bool
 	if strings.HasPrefix(msg, "did not find expected ',' or ") {
@@ -103,7 +104,7 @@ func reportYAMLError(src *source, text []byte, err error, d *diagList) {
 			return
 		}
 	} else {
-		p = expr.Pos{Line: max(line, 1), Col: 1}
+		p = diag.Pos{Line: max(line, 1), Col: 1}
 		if line >= 1 && line <= len(src.lines) {
 			off := src.lines[line-1]
 			for off < len(src.text) && (src.text[off] == ' ' || src.text[off] == '\t') {

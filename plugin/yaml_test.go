@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pkuinfo/harness/lang/expr"
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 const okManifest = `---
@@ -125,9 +125,9 @@ func TestYAMLLayer(t *testing.T) {
 				files[k] = []byte(v)
 			}
 			_, ds, err := LoadFiles(context.Background(), files)
-			var errs []Diagnostic
+			var errs []diag.Diagnostic
 			for _, d := range ds {
-				if d.Severity == SeverityError {
+				if d.Severity == diag.Error {
 					errs = append(errs, d)
 				}
 			}
@@ -190,8 +190,8 @@ func TestScalarPositions(t *testing.T) {
 	}
 }
 
-// posAt is the expr.Pos of byte offset off in src.
-func posAt(src string, off int) expr.Pos {
+// posAt is the diag.Pos of byte offset off in src.
+func posAt(src string, off int) diag.Pos {
 	line, col := 1, 1
 	for _, r := range src[:off] {
 		if r == '\n' {
@@ -200,5 +200,5 @@ func posAt(src string, off int) expr.Pos {
 			col++
 		}
 	}
-	return expr.Pos{Line: line, Col: col, Offset: off}
+	return diag.Pos{Line: line, Col: col, Offset: off}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"testing"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -32,7 +33,7 @@ func TestEmbeddedMatchesFolders(t *testing.T) {
 				t.Fatal(err)
 			}
 			emb, diags, err := plugin.LoadFiles(context.Background(), files)
-			if err != nil || plugin.HasErrors(diags) {
+			if err != nil || diag.HasErrors(diags) {
 				t.Fatalf("embedded copy: %v %v", err, diags)
 			}
 			disk, _, err := plugin.LoadDir(name)

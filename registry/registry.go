@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -71,27 +72,6 @@ const (
 	KindBuiltin  = "builtin"
 )
 
-// Diagnostic is one problem of a registry file: FILE:LINE:COL, the JSON
-// path of the value ("plugins[2].id"), the message, and whether it is only a
-// warning.
-type Diagnostic struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Col     int    `json:"col"`
-	Path    string `json:"path"`
-	Warning bool   `json:"warning,omitempty"`
-	Msg     string `json:"message"`
-}
-
-// String is "FILE:LINE:COL: [warning: ]PATH: message".
-func (d Diagnostic) String() string {
-	w := ""
-	if d.Warning {
-		w = "warning: "
-	}
-	return fmt.Sprintf("%s:%d:%d: %s%s: %s", d.File, d.Line, d.Col, w, d.Path, d.Msg)
-}
-
 // Options are what Validate checks beyond the file itself.
 type Options struct {
 	// Builtins are the ids of the app's built-in plugins: a builtin entry
@@ -131,7 +111,7 @@ const MaxFile = 4 << 20
 // disclosure in Chinese and the same number of English lines, an
 // external backend's https URL). It returns the entries that decoded and
 // every problem, sorted by position.
-func Validate(file string, data []byte, o Options) ([]*Entry, []Diagnostic) {
+func Validate(file string, data []byte, o Options) ([]*Entry, []diag.Diagnostic) {
 	v := &validator{file: file, data: data, o: o}
 	if len(data) > MaxFile {
 		v.errAt(0, "$", "the file is %d bytes, the limit is %d", len(data), MaxFile)
@@ -178,10 +158,10 @@ func Validate(file string, data []byte, o Options) ([]*Entry, []Diagnostic) {
 	}
 	sort.SliceStable(v.diags, func(i, j int) bool {
 		a, b := v.diags[i], v.diags[j]
-		if a.Line != b.Line {
-			return a.Line < b.Line
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
 		}
-		return a.Col < b.Col
+		return a.Pos.Col < b.Pos.Col
 	})
 	return out, v.diags
 }
@@ -272,10 +252,10 @@ type validator struct {
 	file  string
 	data  []byte
 	o     Options
-	diags []Diagnostic
+	diags []diag.Diagnostic
 }
 
-func (v *validator) pos(off int) (int, int) {
+func (v *validator) pos(off int) diag.Pos {
 	if off > len(v.data) {
 		off = len(v.data)
 	}
@@ -287,16 +267,15 @@ func (v *validator) pos(off int) (int, int) {
 			col++
 		}
 	}
-	return line, col
+	return diag.Pos{Line: line, Col: col, Offset: off}
 }
 
-func (v *validator) add(off int, path string, warn bool, format string, args ...any) {
-	l, c := v.pos(off)
-	v.diags = append(v.diags, Diagnostic{File: v.file, Line: l, Col: c, Path: path, Warning: warn, Msg: fmt.Sprintf(format, args...)})
+func (v *validator) add(sev diag.Severity, off int, path string, format string, args ...any) {
+	v.diags = append(v.diags, diag.Diagnostic{Severity: sev, File: v.file, Pos: v.pos(off), Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) errAt(off int, path, format string, args ...any) {
-	v.add(off, path, false, format, args...)
+	v.add(diag.Error, off, path, format, args...)
 }
 
 // errField reports at the value of key in raw (or at raw when absent).
@@ -458,7 +437,7 @@ func (v *validator) remote(e *Entry, at func(string) int, path string) {
 		return
 	}
 	if h := endpointHost(e.Endpoint); h != "" {
-		v.add(at("endpoint"), path+".endpoint", true, "endpoint %q is on %s: from the registry it reaches each student’s own machine or network, not the author’s server (use a public https URL)", e.Endpoint, h)
+		v.add(diag.Warning, at("endpoint"), path+".endpoint", "endpoint %q is on %s: from the registry it reaches each student’s own machine or network, not the author’s server (use a public https URL)", e.Endpoint, h)
 	}
 	switch e.Auth {
 	case "", "none", "bearer":
@@ -466,7 +445,7 @@ func (v *validator) remote(e *Entry, at func(string) int, path string) {
 		v.errAt(at("auth"), path+".auth", "auth %q: use none or bearer", e.Auth)
 	}
 	if !slices.Contains(e.Requires, "network") {
-		v.add(at("requires"), path+".requires", true, "a remote plugin requires network")
+		v.add(diag.Warning, at("requires"), path+".requires", "a remote plugin requires network")
 	}
 	if e.Source != "" {
 		if u, err := url.Parse(e.Source); err != nil || u.Scheme != "https" || u.Host == "" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/examples/demo-canteen/canteen"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/mcpx"
 )
 
@@ -121,7 +122,7 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, diags := Validate("r.json", data, Options{Builtins: []string{"focus"}})
 		for _, d := range diags {
-			if d.Line < 1 || d.Col < 1 || d.Msg == "" {
+			if d.Pos.Line < 1 || d.Pos.Col < 1 || d.Msg == "" {
 				t.Fatalf("bad diagnostic %+v", d)
 			}
 		}
@@ -149,7 +150,7 @@ func TestValidateLocalEndpoint(t *testing.T) {
 		for _, d := range diags {
 			got = append(got, d.String())
 		}
-		if tc.want == "" && len(diags) != 0 || tc.want != "" && (len(diags) != 1 || !strings.Contains(got[0], tc.want) || !diags[0].Warning) {
+		if tc.want == "" && len(diags) != 0 || tc.want != "" && (len(diags) != 1 || !strings.Contains(got[0], tc.want) || diags[0].Severity != diag.Warning) {
 			t.Errorf("%s: %q, want one warning with %q", tc.endpoint, got, tc.want)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -26,15 +27,15 @@ import (
 // relative to the root), and the review sheet students will see when it
 // validated.
 type Scanned struct {
-	Path        string              `json:"path"`
-	Link        string              `json:"link,omitempty"`
-	OK          bool                `json:"ok"`
-	ID          string              `json:"id,omitempty"`
-	Version     string              `json:"version,omitempty"`
-	Errors      int                 `json:"errors"`
-	Warnings    int                 `json:"warnings"`
-	Diagnostics []plugin.Diagnostic `json:"diagnostics"`
-	Review      *host.Review        `json:"review,omitempty"`
+	Path        string            `json:"path"`
+	Link        string            `json:"link,omitempty"`
+	OK          bool              `json:"ok"`
+	ID          string            `json:"id,omitempty"`
+	Version     string            `json:"version,omitempty"`
+	Errors      int               `json:"errors"`
+	Warnings    int               `json:"warnings"`
+	Diagnostics []diag.Diagnostic `json:"diagnostics"`
+	Review      *host.Review      `json:"review,omitempty"`
 }
 
 // MaxPlugins bounds the plugins one scan reads.
@@ -94,14 +95,14 @@ func ScanDir(ctx context.Context, root string) ([]*Scanned, error) {
 }
 
 // load fills s from a loader's answer.
-func (s *Scanned) load(p *plugin.Plugin, diags []plugin.Diagnostic, err error, source string, official bool) {
+func (s *Scanned) load(p *plugin.Plugin, diags []diag.Diagnostic, err error, source string, official bool) {
 	prefix := ""
 	if s.Link == "" && s.Path != "." {
 		prefix = s.Path + "/"
 	}
 	if err != nil {
-		s.Diagnostics = append(s.Diagnostics, plugin.Diagnostic{File: prefix + plugin.ManifestFile, Line: 1, Col: 1,
-			Severity: plugin.SeverityError, Msg: err.Error()})
+		s.Diagnostics = append(s.Diagnostics, diag.Diagnostic{Severity: diag.Error, File: prefix + plugin.ManifestFile,
+			Pos: diag.Pos{Line: 1, Col: 1}, Msg: err.Error()})
 	}
 	for _, d := range diags {
 		d.File = prefix + d.File
@@ -110,10 +111,10 @@ func (s *Scanned) load(p *plugin.Plugin, diags []plugin.Diagnostic, err error, s
 	if p != nil && p.Manifest != nil {
 		s.ID, s.Version = p.Manifest.ID, p.Manifest.Version
 	}
-	if err == nil && !plugin.HasErrors(diags) {
+	if err == nil && !diag.HasErrors(diags) {
 		s.Review = host.ReviewOf(p, source, official)
 		for _, d := range diags {
-			if d.Severity == plugin.SeverityWarning {
+			if d.Severity == diag.Warning {
 				s.Review.Warnings = append(s.Review.Warnings, d)
 			}
 		}
@@ -132,9 +133,8 @@ var publicSuffixes = map[string]bool{"edu.cn": true, "com.cn": true, "net.cn": t
 func (s *Scanned) declarations(p *plugin.Plugin, prefix string) {
 	m := p.Manifest
 	warn := func(path, format string, args ...any) {
-		pos := m.Pos.At(path)
-		s.Diagnostics = append(s.Diagnostics, plugin.Diagnostic{File: prefix + plugin.ManifestFile, Line: pos.Line, Col: pos.Col,
-			Severity: plugin.SeverityWarning, Msg: fmt.Sprintf(format, args...)})
+		s.Diagnostics = append(s.Diagnostics, diag.Diagnostic{Severity: diag.Warning, File: prefix + plugin.ManifestFile,
+			Pos: m.Pos.At(path), Msg: fmt.Sprintf(format, args...)})
 	}
 	for _, h := range m.Network {
 		rest, wild := strings.CutPrefix(h, "*.")
@@ -157,18 +157,18 @@ func check(list []*Scanned) {
 		if s.Link != "" {
 			file = plugin.ManifestFile
 		}
-		add := func(sev plugin.Severity, format string, args ...any) {
-			s.Diagnostics = append(s.Diagnostics, plugin.Diagnostic{File: file, Line: 1, Col: 1, Severity: sev, Msg: fmt.Sprintf(format, args...)})
+		add := func(sev diag.Severity, format string, args ...any) {
+			s.Diagnostics = append(s.Diagnostics, diag.Diagnostic{Severity: sev, File: file, Pos: diag.Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf(format, args...)})
 		}
 		if s.ID != "" {
 			if prev := byID[s.ID]; prev != nil {
-				add(plugin.SeverityError, "id %s is already used by the plugin in %s", s.ID, prev.Path)
+				add(diag.Error, "id %s is already used by the plugin in %s", s.ID, prev.Path)
 				s.Review = nil
 			} else {
 				byID[s.ID] = s
 			}
 			if base := path.Base(s.Path); s.Path != "." && base != s.ID {
-				add(plugin.SeverityWarning, "the folder is %s; name it after the id (%s), as users and links will", base, s.ID)
+				add(diag.Warning, "the folder is %s; name it after the id (%s), as users and links will", base, s.ID)
 			}
 		}
 		for _, o := range list {
@@ -176,7 +176,7 @@ func check(list []*Scanned) {
 				continue
 			}
 			if o.Path == "." || strings.HasPrefix(s.Path, o.Path+"/") {
-				add(plugin.SeverityError, "this plugin is inside the folder of the plugin in %s; move it out", o.Path)
+				add(diag.Error, "this plugin is inside the folder of the plugin in %s; move it out", o.Path)
 				s.Review = nil
 				break
 			}
@@ -188,14 +188,14 @@ func check(list []*Scanned) {
 			if a.File != b.File {
 				return a.File < b.File
 			}
-			if a.Line != b.Line {
-				return a.Line < b.Line
+			if a.Pos.Line != b.Pos.Line {
+				return a.Pos.Line < b.Pos.Line
 			}
-			return a.Col < b.Col
+			return a.Pos.Col < b.Pos.Col
 		})
 		s.Errors, s.Warnings = 0, 0
 		for _, d := range s.Diagnostics {
-			if d.Severity == plugin.SeverityError {
+			if d.Severity == diag.Error {
 				s.Errors++
 			} else {
 				s.Warnings++

@@ -4,27 +4,28 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // Error is one problem in a test file, at a position in that file. It prints as
-// `FILE:LINE:COL: message` (SPEC-DECISIONS §7). Line and Col are 1-based; Col 0 means the
-// position is known only to the line.
+// `FILE:LINE:COL: message` (SPEC-DECISIONS §7). Pos.Col 0 means the position is known only to
+// the line, Pos.Line 0 that it is not known.
 type Error struct {
-	File string // the test file as displayed
-	Line int    // 1-based; 0 when unknown
-	Col  int    // 1-based; 0 when unknown
-	Msg  string // what is wrong
+	File string   // the test file as displayed
+	Pos  diag.Pos // 1-based line and column; the offset is not tracked
+	Msg  string   // what is wrong
 }
 
 // Error implements error.
 func (e *Error) Error() string {
 	switch {
-	case e.Line == 0:
+	case e.Pos.Line == 0:
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)
-	case e.Col == 0:
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.Pos.Col == 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Pos.Line, e.Msg)
 	}
-	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Col, e.Msg)
 }
 
 // ErrorList collects every problem found in a test file instead of stopping at the first.
@@ -53,10 +54,7 @@ func (l ErrorList) Err() error {
 		if a.File != b.File {
 			return a.File < b.File
 		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Col < b.Col
+		return a.Pos.Less(b.Pos)
 	})
 	return l
 }

@@ -31,7 +31,7 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("error is not a non-empty ErrorList: %v", err)
 			}
 			for _, e := range list {
-				if e.File != "t.yaml" || (e.Line < 1 && len(data) <= maxTestFileSize) {
+				if e.File != "t.yaml" || (e.Pos.Line < 1 && len(data) <= maxTestFileSize) {
 					t.Fatalf("error without a position: %q", e.Error())
 				}
 			}

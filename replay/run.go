@@ -16,6 +16,7 @@ import (
 	"github.com/pkuinfo/harness/internal/safefs"
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -114,7 +115,7 @@ func RunDirMatching(ctx context.Context, dir string, run *regexp.Regexp) (Report
 	}
 	var errs []string
 	for _, d := range diags {
-		if d.Severity == plugin.SeverityError {
+		if d.Severity == diag.Error {
 			d.File = filepath.Join(dir, d.File)
 			errs = append(errs, d.String())
 		}
@@ -188,13 +189,13 @@ func withSource(err error, src []byte) []string {
 	var out []string
 	for _, e := range list {
 		out = append(out, e.Error())
-		if e.Line < 1 || e.Line > len(lines) || e.Col < 1 {
+		if e.Pos.Line < 1 || e.Pos.Line > len(lines) || e.Pos.Col < 1 {
 			continue
 		}
-		line := strings.TrimRight(lines[e.Line-1], "\r")
+		line := strings.TrimRight(lines[e.Pos.Line-1], "\r")
 		var caret strings.Builder
 		for i, r := range []rune(line) {
-			if i >= e.Col-1 {
+			if i >= e.Pos.Col-1 {
 				break
 			}
 			if r == '\t' {

@@ -16,14 +16,10 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/internal/safefs"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"go.yaml.in/yaml/v3"
 )
-
-// Pos is a 1-based line and column in a test file.
-type Pos struct {
-	Line, Col int // 1-based; Col counts characters
-}
 
 // Case is one recorded test: one YAML document of a tests/*.yaml file (SPEC-DECISIONS §8).
 // Values (Input, Expect, KV values, ability answers) are expr values: nil, bool, float64,
@@ -35,13 +31,13 @@ type Case struct {
 	// documents the file holds.
 	Index, Count int
 	// Pos is where the document starts.
-	Pos Pos
+	Pos diag.Pos
 	// Name is the `name:` field, "" when absent.
 	Name string
 	// Tool is the tool to run.
 	Tool string
 	// ToolPos is where Tool is named.
-	ToolPos Pos
+	ToolPos diag.Pos
 	// Input is the tool's input; an empty object when `input:` is absent.
 	Input any
 	// Now is the run's fixed clock; HasNow is false when `now:` is absent, in which case the run
@@ -60,18 +56,18 @@ type Case struct {
 	// HasExpect says whether `expect:` is written (its value may be null).
 	HasExpect bool
 	// ExpectPos is where the expected value is written.
-	ExpectPos Pos
+	ExpectPos diag.Pos
 	// ExpectError matches the error message when not nil; ExpectErrorPos is where it is written.
 	ExpectError *regexp.Regexp
 	// ExpectErrorPos is where the pattern is written.
-	ExpectErrorPos Pos
+	ExpectErrorPos diag.Pos
 	// ExpectRequests lists the requests the run must make, in order; nil when absent.
 	ExpectRequests []*ExpectedRequest
 	// HasExpectRequests says whether `expectRequests:` is written; an empty list asserts that
 	// no request is sent.
 	HasExpectRequests bool
 	// ExpectRequestsPos is where the list is written.
-	ExpectRequestsPos Pos
+	ExpectRequestsPos diag.Pos
 }
 
 // Title is the case's display name: its `name:`, or "#N" when a file holds several unnamed
@@ -87,7 +83,7 @@ func (c *Case) Title() string {
 }
 
 // At formats a position in the case's file as `FILE:LINE:COL`.
-func (c *Case) At(p Pos) string {
+func (c *Case) At(p diag.Pos) string {
 	return fmt.Sprintf("%s:%d:%d", c.File, p.Line, p.Col)
 }
 
@@ -103,7 +99,7 @@ type KVEntry struct {
 // Match, whose method equals Method (any method when ""), and which goes to the campus service
 // Campus (a public request when "").
 type Response struct {
-	Pos    Pos         // where the response is written
+	Pos    diag.Pos    // where the response is written
 	Match  string      // found in the URL, as sent or percent-decoded
 	Method string      // upper case; "" matches any method
 	Campus string      // the campus service; "" for public requests
@@ -116,7 +112,7 @@ type Response struct {
 // call (Calls is nil), or a list of calls, each used once in order among those whose Args
 // match; when every matching call has been used, the last of them answers again.
 type AbilityAnswers struct {
-	Pos   Pos                  // where the answer is written
+	Pos   diag.Pos             // where the answer is written
 	Value any                  // the answer to every call, when Calls is nil
 	Calls []*AbilityCallAnswer // the `calls:` entries, in order
 }
@@ -125,11 +121,11 @@ type AbilityAnswers struct {
 // contained in the call's args (every given object key equal, recursively; lists equal).
 // The call returns Result, or fails with Error when it is not "".
 type AbilityCallAnswer struct {
-	Pos     Pos    // where the entry is written
-	Args    any    // the fields a call's args must contain, when HasArgs
-	HasArgs bool   // `args:` is written
-	Result  any    // the call's value
-	Error   string // when not "", the call fails with this message (error.kind "ability")
+	Pos     diag.Pos // where the entry is written
+	Args    any      // the fields a call's args must contain, when HasArgs
+	HasArgs bool     // `args:` is written
+	Result  any      // the call's value
+	Error   string   // when not "", the call fails with this message (error.kind "ability")
 }
 
 // ExpectedRequest is one entry of `expectRequests`. Only the fields given are compared: Match
@@ -137,7 +133,7 @@ type AbilityCallAnswer struct {
 // compared with the parsed query or form body (values as strings; a repeated key is a list);
 // JSON is compared with the parsed JSON body; Header names are case-insensitive.
 type ExpectedRequest struct {
-	Pos      Pos               // where the entry is written
+	Pos      diag.Pos          // where the entry is written
 	Match    string            // found in the URL, as sent or percent-decoded
 	Method   string            // upper case; "" is not compared
 	Query    any               // an *expr.Object, when HasQuery
@@ -178,7 +174,7 @@ func Decode(fsys fs.FS, name, display string, data []byte) ([]*Case, error) {
 func decode(ctx context.Context, fsys fs.FS, name, display string, data []byte) ([]*Case, error) {
 	d := &decoder{ctx: ctx, fsys: fsys, dir: path.Dir(name), file: display}
 	if len(data) > maxTestFileSize {
-		d.errorf(Pos{}, "test file is %d bytes, the limit is %d", len(data), maxTestFileSize)
+		d.errorf(diag.Pos{}, "test file is %d bytes, the limit is %d", len(data), maxTestFileSize)
 		return nil, d.errs.Err()
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
@@ -206,7 +202,7 @@ func decode(ctx context.Context, fsys fs.FS, name, display string, data []byte) 
 		return nil, err
 	}
 	if len(cases) == 0 {
-		return nil, ErrorList{{File: display, Line: 1, Col: 1, Msg: "test file holds no test"}}
+		return nil, ErrorList{{File: display, Pos: diag.Pos{Line: 1, Col: 1}, Msg: "test file holds no test"}}
 	}
 	for _, c := range cases {
 		c.Count = len(cases)
@@ -222,13 +218,14 @@ type decoder struct {
 	errs ErrorList
 }
 
-func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+// pos is where a YAML node is; yaml.v3 gives no byte offset.
+func pos(n *yaml.Node) diag.Pos { return diag.Pos{Line: n.Line, Col: n.Column} }
 
-func (d *decoder) errorf(p Pos, format string, args ...any) {
+func (d *decoder) errorf(p diag.Pos, format string, args ...any) {
 	if len(d.errs) >= 50 {
 		return
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)})
+	d.errs = append(d.errs, &Error{File: d.file, Pos: p, Msg: fmt.Sprintf(format, args...)})
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
@@ -244,7 +241,7 @@ func (d *decoder) yamlError(err error) {
 	if line == 0 {
 		line = 1
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: line, Msg: "YAML: " + msg})
+	d.errs = append(d.errs, &Error{File: d.file, Pos: diag.Pos{Line: line}, Msg: "YAML: " + msg})
 }
 
 // fields checks that n is a mapping with known keys (no duplicates) and returns key → value

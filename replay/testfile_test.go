@@ -4,6 +4,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 func TestDecodeErrors(t *testing.T) {
@@ -112,7 +114,7 @@ expectError: '(?i)^bad'
 	}
 	check("Title", c.Title(), "today")
 	check("Tool", c.Tool, "free")
-	check("ToolPos", c.ToolPos, Pos{2, 7})
+	check("ToolPos", c.ToolPos, diag.Pos{Line: 2, Col: 7})
 	check("Input", Show(c.Input), `{"building":"二教","day":"today"}`)
 	check("Now", c.Now.UnixMilli(), time.Date(2030, 3, 4, 2, 0, 0, 0, time.UTC).UnixMilli())
 	check("len KV", len(c.KV), 3)
@@ -137,7 +139,7 @@ expectError: '(?i)^bad'
 	check("call1", vt.Calls[1].HasArgs, false)
 	check("call1 error", vt.Calls[1].Error, "bad code")
 	check("Expect", Show(c.Expect), `{"rooms":[{"room":"101","seats":40}],"n":null,"t":"2030-01-01"}`)
-	check("ExpectPos", c.ExpectPos, Pos{28, 9})
+	check("ExpectPos", c.ExpectPos, diag.Pos{Line: 28, Col: 9})
 	check("len ExpectRequests", len(c.ExpectRequests), 1)
 	er := c.ExpectRequests[0]
 	check("er", er.Match+" "+er.Method+" "+Show(er.Query)+" "+Show(er.JSON)+" "+er.Header["Referer"], `retr POST {"page":2} [1] x`)

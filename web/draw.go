@@ -17,6 +17,7 @@ import (
 	"github.com/pkuinfo/harness/host/campus"
 	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -213,7 +214,7 @@ func Draw(ctx context.Context, h *host.Host, req DrawRequest) (*DrawReply, error
 			gctx.Tools = genui.ActionTools(decodeAny(doc))
 		}
 		for _, dg := range genui.Validate("document", doc, gctx) {
-			if dg.Severity == genui.Error {
+			if dg.Severity == diag.Error {
 				return nil, bad("%s", dg.String())
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/pkuinfo/harness/host/api"
 	"github.com/pkuinfo/harness/host/cloud"
 	"github.com/pkuinfo/harness/host/store"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -202,13 +203,13 @@ func TestDrawFunctionBinding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !plugin.HasErrors(ds) || !strings.Contains(diagText(ds), "widgets/count.json:2:") || !strings.Contains(diagText(ds), "unknown server function") {
+		if !diag.HasErrors(ds) || !strings.Contains(diagText(ds), "widgets/count.json:2:") || !strings.Contains(diagText(ds), "unknown server function") {
 			t.Errorf("%s: %s", name, diagText(ds))
 		}
 	}
 }
 
-func diagText(ds []plugin.Diagnostic) string {
+func diagText(ds []diag.Diagnostic) string {
 	var b strings.Builder
 	for _, d := range ds {
 		b.WriteString(d.String())

@@ -9,6 +9,7 @@ import (
 	"github.com/pkuinfo/harness/genui"
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/builtin"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -188,19 +189,19 @@ func removeWidget(c *builtin.Context, in RemoveInput) (map[string]any, error) {
 
 func listWidgets(c *builtin.Context, _ builtin.Empty) (Board, error) { return loadBoard(c) }
 
-func hasErrors(ds []genui.Diagnostic) bool {
+func hasErrors(ds []diag.Diagnostic) bool {
 	for _, d := range ds {
-		if d.Severity == genui.Error {
+		if d.Severity == diag.Error {
 			return true
 		}
 	}
 	return false
 }
 
-func diagText(ds []genui.Diagnostic) string {
+func diagText(ds []diag.Diagnostic) string {
 	var lines []string
 	for _, d := range ds {
-		if d.Severity == genui.Error {
+		if d.Severity == diag.Error {
 			lines = append(lines, d.String())
 		}
 	}

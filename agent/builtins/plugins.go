@@ -12,6 +12,7 @@ import (
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/mcpx/mcpurl"
 	"github.com/pkuinfo/harness/plugin"
@@ -180,11 +181,11 @@ type Issue struct {
 	Message string `json:"message"`
 }
 
-func issues(ds []plugin.Diagnostic, sev plugin.Severity) []Issue {
+func issues(ds []diag.Diagnostic, sev diag.Severity) []Issue {
 	out := []Issue{}
 	for _, d := range ds {
 		if d.Severity == sev {
-			out = append(out, Issue{File: d.File, Line: d.Line, Col: d.Col, Step: d.Step, Message: d.Msg})
+			out = append(out, Issue{File: d.File, Line: d.Pos.Line, Col: d.Pos.Col, Step: d.Path, Message: d.Msg})
 		}
 	}
 	return out
@@ -214,7 +215,7 @@ func validate(c *builtin.Context, in FilesInput) (Validated, error) {
 	var ur *host.Unreadable
 	switch {
 	case errors.As(err, &inv):
-		return Validated{OK: false, Issues: issues(diags, plugin.SeverityError)}, nil
+		return Validated{OK: false, Issues: issues(diags, diag.Error)}, nil
 	case errors.As(err, &ur):
 		return Validated{OK: false, Issues: []Issue{{File: "PLUGIN.md", Line: 1, Col: 1, Message: ur.Err.Error()}}}, nil
 	case err != nil:
@@ -222,7 +223,7 @@ func validate(c *builtin.Context, in FilesInput) (Validated, error) {
 	}
 	v := Validated{OK: true, ID: p.Manifest.ID, Version: p.Manifest.Version, Tools: []any{}, Widgets: []string{},
 		Campus: nonNil(p.Manifest.Campus), Network: nonNil(p.Manifest.Network), Abilities: nonNil(p.Manifest.Abilities),
-		Warnings: issues(diags, plugin.SeverityWarning)}
+		Warnings: issues(diags, diag.Warning)}
 	for _, t := range p.Tools {
 		v.Tools = append(v.Tools, map[string]any{"name": t.Name, "effect": t.Effect.String()})
 	}
@@ -254,7 +255,7 @@ func tryTool(c *builtin.Context, in TryInput) (map[string]any, error) {
 	p, diags, err := host.LoadDraft(c, files)
 	if err != nil {
 		if len(diags) > 0 {
-			return nil, builtin.Errorf("the draft does not validate (plugins__validate shows where): %s", issues(diags, plugin.SeverityError)[0].Message)
+			return nil, builtin.Errorf("the draft does not validate (plugins__validate shows where): %s", issues(diags, diag.Error)[0].Message)
 		}
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -17,11 +18,11 @@ func TestOfficialPluginsThroughVerify(t *testing.T) {
 	th := &treeholeStandIn{needCourse: true, needLogin: false}
 	s, _ := verifySet(t, th)
 	grades, diags, err := plugin.LoadDir("../../plugins/grades")
-	if err != nil || plugin.HasErrors(diags) {
+	if err != nil || diag.HasErrors(diags) {
 		t.Fatalf("load grades: %v %v", err, diags)
 	}
 	events, diags, err := plugin.LoadDir("../../plugins/campus-events")
-	if err != nil || plugin.HasErrors(diags) {
+	if err != nil || diag.HasErrors(diags) {
 		t.Fatalf("load campus-events: %v %v", err, diags)
 	}
 	s.plugins = fakePlugins{"grades": grades, "campus-events": events}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pkuinfo/harness/genui"
 	"github.com/pkuinfo/harness/i18n"
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // CheckI18n is the i18n coverage check of seed 003 "多语言" (the
@@ -128,7 +129,7 @@ func checkDocument(id, kind string, u UI, en EnText) []string {
 	var out []string
 	file := kind + "s/" + u.Name + ".json"
 	for _, d := range genui.Validate(file, u.Document, genui.Context{Kind: kind}) {
-		if d.Severity == genui.Warning && !strings.Contains(d.Msg, "confirm") {
+		if d.Severity == diag.Warning && !strings.Contains(d.Msg, "confirm") {
 			out = append(out, fmt.Sprintf("%s: %s", id, d))
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pkuinfo/harness/genui"
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/lang/stdlib"
 	"github.com/pkuinfo/harness/plugin"
@@ -313,7 +314,7 @@ func Compile(p *Plugin) (*Compiled, error) {
 			file := kind + "s/" + u.Name + ".json"
 			diags := genui.Validate(file, u.Document, genui.Context{Kind: kind, DataSources: dsNames, Tools: gtools, Functions: m.CloudFunctions()})
 			for _, d := range diags {
-				if d.Severity == genui.Error {
+				if d.Severity == diag.Error {
 					return nil, errf("%s", d.String())
 				}
 			}

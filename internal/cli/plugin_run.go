@@ -16,6 +16,7 @@ import (
 
 	"github.com/pkuinfo/harness/interp"
 	"github.com/pkuinfo/harness/interp/kvstore"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 	"github.com/pkuinfo/harness/replay"
@@ -112,7 +113,7 @@ func pluginRun(env *Env) int {
 	}
 	failed := false
 	for _, d := range diags {
-		if d.Severity == plugin.SeverityError {
+		if d.Severity == diag.Error {
 			d.File = filepath.Join(dir, d.File)
 			fmt.Fprintln(env.Stderr, d.String())
 			failed = true

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -30,20 +31,20 @@ func init() {
 // validateReport is one plugin's result in `plugin validate --json`: the shape of the seed's
 // plugins.validate ({ ok, id, version, tools, widgets, campus, network, abilities } or issues).
 type validateReport struct {
-	Source      string              `json:"source"`
-	OK          bool                `json:"ok"`
-	ID          string              `json:"id,omitempty"`
-	Version     string              `json:"version,omitempty"`
-	Hash        string              `json:"hash,omitempty"`
-	Tools       []string            `json:"tools"`
-	Widgets     []string            `json:"widgets"`
-	Campus      []string            `json:"campus"`
-	Network     []string            `json:"network"`
-	Abilities   []string            `json:"abilities"`
-	Errors      int                 `json:"errors"`
-	Warnings    int                 `json:"warnings"`
-	Diagnostics []plugin.Diagnostic `json:"diagnostics"`
-	Error       string              `json:"error,omitempty"`
+	Source      string            `json:"source"`
+	OK          bool              `json:"ok"`
+	ID          string            `json:"id,omitempty"`
+	Version     string            `json:"version,omitempty"`
+	Hash        string            `json:"hash,omitempty"`
+	Tools       []string          `json:"tools"`
+	Widgets     []string          `json:"widgets"`
+	Campus      []string          `json:"campus"`
+	Network     []string          `json:"network"`
+	Abilities   []string          `json:"abilities"`
+	Errors      int               `json:"errors"`
+	Warnings    int               `json:"warnings"`
+	Diagnostics []diag.Diagnostic `json:"diagnostics"`
+	Error       string            `json:"error,omitempty"`
 
 	files map[string][]byte // the loaded files, to print source lines
 }
@@ -116,10 +117,10 @@ func pluginValidate(env *Env) int {
 }
 
 func validateOne(ctx context.Context, dir string) validateReport {
-	r := validateReport{Source: dir, Tools: []string{}, Widgets: []string{}, Campus: []string{}, Network: []string{}, Abilities: []string{}, Diagnostics: []plugin.Diagnostic{}}
+	r := validateReport{Source: dir, Tools: []string{}, Widgets: []string{}, Campus: []string{}, Network: []string{}, Abilities: []string{}, Diagnostics: []diag.Diagnostic{}}
 	var (
 		p     *plugin.Plugin
-		diags []plugin.Diagnostic
+		diags []diag.Diagnostic
 		err   error
 	)
 	if strings.Contains(dir, "://") {
@@ -145,7 +146,7 @@ func validateOne(ctx context.Context, dir string) validateReport {
 	r.Abilities = append(r.Abilities, m.Abilities...)
 	r.Diagnostics = append(r.Diagnostics, diags...)
 	for _, d := range diags {
-		if d.Severity == plugin.SeverityError {
+		if d.Severity == diag.Error {
 			r.Errors++
 		} else {
 			r.Warnings++
@@ -165,7 +166,7 @@ func printReport(env *Env, r validateReport) {
 	for _, d := range r.Diagnostics {
 		src := files[d.File]
 		d.File = validatePath(r.Source, d.File)
-		fmt.Fprintln(env.Stdout, plugin.FormatDiagnostic(d, src))
+		fmt.Fprintln(env.Stdout, d.Format(src))
 	}
 	switch {
 	case r.Errors == 0 && r.Warnings == 0:

@@ -13,6 +13,7 @@ import (
 	"github.com/pkuinfo/harness/host/builtin"
 	"github.com/pkuinfo/harness/i18n"
 	"github.com/pkuinfo/harness/internal/msg"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/mcpx"
 	"github.com/pkuinfo/harness/plugin"
 	"github.com/pkuinfo/harness/registry"
@@ -80,18 +81,20 @@ func registryValidate(env *Env) int {
 	entries, diags := registry.Validate(args[0], data, o)
 	errs, warns := 0, 0
 	for _, d := range diags {
-		if d.Warning {
+		if d.Severity == diag.Warning {
 			warns++
 		} else {
 			errs++
 		}
 	}
 	if *asJSON {
-		if diags == nil {
-			diags = []registry.Diagnostic{}
+		out := make([]registryDiagnostic, 0, len(diags))
+		for _, d := range diags {
+			out = append(out, registryDiagnostic{File: d.File, Line: d.Pos.Line, Col: d.Pos.Col, Path: d.Path,
+				Warning: d.Severity == diag.Warning, Msg: d.Msg})
 		}
 		b, _ := json.MarshalIndent(map[string]any{"file": args[0], "ok": errs == 0, "entries": len(entries),
-			"errors": errs, "warnings": warns, "diagnostics": diags}, "", "  ")
+			"errors": errs, "warnings": warns, "diagnostics": out}, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		for _, d := range diags {
@@ -103,6 +106,18 @@ func registryValidate(env *Env) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// registryDiagnostic is a diagnostic as `registry validate --json` has always written it: the
+// JSON path under "path" and a warning as "warning": true, where plugin validate writes
+// "severity".
+type registryDiagnostic struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	Path    string `json:"path"`
+	Warning bool   `json:"warning,omitempty"`
+	Msg     string `json:"message"`
 }
 
 func count(n int, what string) string {

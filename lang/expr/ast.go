@@ -1,11 +1,15 @@
 package expr
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/pkuinfo/harness/lang/diag"
+)
 
 // node is an expression tree node. Every node knows its position (the first character of its
 // operator or literal) and evaluates itself; the evaluator charges one operation per node.
 type node interface {
-	Pos() Pos
+	Pos() diag.Pos
 	eval(st *state) (any, error)
 }
 
@@ -18,48 +22,48 @@ type chainNode interface {
 
 type (
 	litNode struct {
-		p Pos
+		p diag.Pos
 		v any
 	}
 	// identNode is a name. up/idx locate an arrow parameter (up frames out, slot idx); idx < 0
 	// means a global name: a variable, a user function or a builtin.
 	identNode struct {
-		p    Pos
+		p    diag.Pos
 		name string
 		up   int
 		idx  int
 	}
 	listNode struct {
-		p      Pos
+		p      diag.Pos
 		elems  []node
 		spread []bool // nil when no element is spread
 	}
 	objProp struct {
-		p       Pos
+		p       diag.Pos
 		key     string
 		keyNode node // computed key [expr]
 		val     node
 		spread  bool
 	}
 	objectNode struct {
-		p     Pos
+		p     diag.Pos
 		props []objProp
 	}
 	memberNode struct {
-		p        Pos // of the property name
+		p        diag.Pos // of the property name
 		x        node
 		name     string
 		optional bool // x?.name
 	}
 	indexNode struct {
-		p        Pos // of '['
+		p        diag.Pos // of '['
 		x, idx   node
 		optional bool // x?.[idx]
 	}
 	// callNode calls a global function by name (user function, builtin, or a function value
 	// held by a variable) or the function value of an arbitrary callee.
 	callNode struct {
-		p        Pos // of the callee
+		p        diag.Pos // of the callee
 		name     string
 		callee   node // nil when name is a global function name
 		args     []node
@@ -68,7 +72,7 @@ type (
 	}
 	// methodNode is recv.name(args): the builtin name(recv, args…) (SPEC-DECISIONS §5).
 	methodNode struct {
-		p        Pos // of the method name
+		p        diag.Pos // of the method name
 		recv     node
 		name     string
 		args     []node
@@ -76,12 +80,12 @@ type (
 		res      atomic.Pointer[resolution]
 	}
 	unaryNode struct {
-		p  Pos
+		p  diag.Pos
 		op string
 		x  node
 	}
 	binaryNode struct {
-		p     Pos // of the operator
+		p     diag.Pos // of the operator
 		op    string
 		opc   opcode
 		x, y  node
@@ -89,35 +93,35 @@ type (
 		fast  *fastCode // compiled form when this is the root of a numeric subtree (fast.go)
 	}
 	condNode struct {
-		p       Pos
+		p       diag.Pos
 		c, a, b node
 	}
 	arrowNode struct {
-		p         Pos
+		p         diag.Pos
 		params    []string
 		body      node
 		noCapture bool // the body holds no arrow (see Func.noCapture)
 	}
 	tmplNode struct {
-		p     Pos
+		p     diag.Pos
 		strs  []string // len(strs) == len(exprs)+1
 		exprs []node
 	}
 )
 
-func (n *litNode) Pos() Pos    { return n.p }
-func (n *identNode) Pos() Pos  { return n.p }
-func (n *listNode) Pos() Pos   { return n.p }
-func (n *objectNode) Pos() Pos { return n.p }
-func (n *memberNode) Pos() Pos { return n.p }
-func (n *indexNode) Pos() Pos  { return n.p }
-func (n *callNode) Pos() Pos   { return n.p }
-func (n *methodNode) Pos() Pos { return n.p }
-func (n *unaryNode) Pos() Pos  { return n.p }
-func (n *binaryNode) Pos() Pos { return n.p }
-func (n *condNode) Pos() Pos   { return n.p }
-func (n *arrowNode) Pos() Pos  { return n.p }
-func (n *tmplNode) Pos() Pos   { return n.p }
+func (n *litNode) Pos() diag.Pos    { return n.p }
+func (n *identNode) Pos() diag.Pos  { return n.p }
+func (n *listNode) Pos() diag.Pos   { return n.p }
+func (n *objectNode) Pos() diag.Pos { return n.p }
+func (n *memberNode) Pos() diag.Pos { return n.p }
+func (n *indexNode) Pos() diag.Pos  { return n.p }
+func (n *callNode) Pos() diag.Pos   { return n.p }
+func (n *methodNode) Pos() diag.Pos { return n.p }
+func (n *unaryNode) Pos() diag.Pos  { return n.p }
+func (n *binaryNode) Pos() diag.Pos { return n.p }
+func (n *condNode) Pos() diag.Pos   { return n.p }
+func (n *arrowNode) Pos() diag.Pos  { return n.p }
+func (n *tmplNode) Pos() diag.Pos   { return n.p }
 
 // walk calls f for n and every node below it, parents first; f returns false to skip children.
 func walk(n node, f func(node) bool) {

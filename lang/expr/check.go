@@ -3,6 +3,8 @@ package expr
 import (
 	"errors"
 	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // Check reports, with positions, what the parser lets through but the language refuses
@@ -99,7 +101,7 @@ func (c *checker) visit(n node) bool {
 
 // checkBuiltin checks the argument count and literal regex patterns of a call; shift is 1 for a
 // method call, whose receiver is argument 0.
-func (c *checker) checkBuiltin(b *builtin, p Pos, args []node, shift int) {
+func (c *checker) checkBuiltin(b *builtin, p diag.Pos, args []node, shift int) {
 	if n := len(args) + shift; n < b.minArgs || b.maxArgs >= 0 && n > b.maxArgs {
 		c.errs.add(p, "%s: %s", b.name, arityText(b, n))
 	}
@@ -128,7 +130,7 @@ func (c *checker) checkBuiltin(b *builtin, p Pos, args []node, shift int) {
 
 // patternPos maps byte offset off of a string literal's value to its position in the source,
 // stepping over the escapes between.
-func (c *checker) patternPos(lit Pos, off int) Pos {
+func (c *checker) patternPos(lit diag.Pos, off int) diag.Pos {
 	src := c.x.full
 	if src == "" {
 		src = c.x.src

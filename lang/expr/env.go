@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // Env is the per-plugin environment: the builtins (registered by stdlib.NewEnv), the user
@@ -460,7 +462,7 @@ func (m MapVars) Lookup(name string) (any, bool) { v, ok := m[name]; return v, o
 type Call struct {
 	Budget *Budget
 	Env    *Env
-	Pos    Pos
+	Pos    diag.Pos
 	Name   string
 	st     *state
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // maxCallDepth bounds nested function calls (a callback inside a callback…). Recursion is
@@ -70,7 +72,7 @@ func (st *state) finish(v *any, err *error) {
 }
 
 // tick charges one operation for evaluating a node.
-func (st *state) tick(p Pos) error {
+func (st *state) tick(p diag.Pos) error {
 	if st.left > 0 {
 		st.left--
 		return nil
@@ -80,7 +82,7 @@ func (st *state) tick(p Pos) error {
 
 // take spends n operations, reserving more from the budget when the local reserve is short; it
 // also looks at the context at every reservation.
-func (st *state) take(p Pos, n int64) error {
+func (st *state) take(p diag.Pos, n int64) error {
 	if n <= st.left {
 		st.left -= n
 		return nil
@@ -98,14 +100,14 @@ func (st *state) take(p Pos, n int64) error {
 	return nil
 }
 
-func (st *state) charge(p Pos, n int) error {
+func (st *state) charge(p diag.Pos, n int) error {
 	if n <= 0 {
 		return nil
 	}
 	return st.take(p, int64(n))
 }
 
-func rtErr(p Pos, format string, args ...any) error {
+func rtErr(p diag.Pos, format string, args ...any) error {
 	return &RuntimeError{Pos: p, Msg: fmt.Sprintf(format, args...), Kind: "expression"}
 }
 
@@ -256,7 +258,7 @@ func (n *memberNode) evalChain(st *state) (any, bool, error) {
 
 // property reads .name of x (SPEC-DECISIONS §1): a missing key is null; reading from null, a
 // number, a boolean or a string (except .length) is an error.
-func property(x any, name string, p Pos) (any, error) {
+func property(x any, name string, p diag.Pos) (any, error) {
 	switch o := x.(type) {
 	case *Object:
 		v, _ := o.Get(name)
@@ -307,7 +309,7 @@ func (n *indexNode) evalChain(st *state) (any, bool, error) {
 
 // index reads x[i]: list elements by integer index (null when out of range), object keys by
 // string (numbers are spelled as in JavaScript), characters of a string.
-func index(x, i any, p Pos) (any, error) {
+func index(x, i any, p diag.Pos) (any, error) {
 	switch o := x.(type) {
 	case []any:
 		switch k := i.(type) {
@@ -629,7 +631,7 @@ func (n *binaryNode) apply(st *state, x, y any) (any, error) {
 
 // concatText is how a non-string reads when `+` joins it to a string: as JavaScript's String(),
 // except lists and objects, which read as JSON.
-func concatText(st *state, v any, p Pos) (string, error) {
+func concatText(st *state, v any, p diag.Pos) (string, error) {
 	switch v.(type) {
 	case nil:
 		return "null", nil
@@ -648,14 +650,14 @@ func concatText(st *state, v any, p Pos) (string, error) {
 // walks (comparison, text of a value).
 type stCharger struct {
 	st *state
-	p  Pos
+	p  diag.Pos
 }
 
 func (c *stCharger) Charge(n int) error { return c.st.charge(c.p, n) }
 
 // text is ToText of a list or object, charged as it is written and limited to MaxText; a
 // longer text is a limit error at p.
-func (st *state) text(v any, p Pos) (string, error) {
+func (st *state) text(v any, p diag.Pos) (string, error) {
 	t, err := TextOf(v, MaxText, &stCharger{st, p})
 	if err != nil {
 		var re *RuntimeError
@@ -856,7 +858,7 @@ func (n *methodNode) evalChain(st *state) (any, bool, error) {
 }
 
 // callBuiltin runs b with args, reusing a Call per nesting depth.
-func (st *state) callBuiltin(b *builtin, args []any, p Pos) (any, error) {
+func (st *state) callBuiltin(b *builtin, args []any, p diag.Pos) (any, error) {
 	if len(args) < b.minArgs || b.maxArgs >= 0 && len(args) > b.maxArgs {
 		return nil, rtErr(p, "%s: %s", b.name, arityText(b, len(args)))
 	}
@@ -907,7 +909,7 @@ func arityText(b *builtin, n int) string {
 
 // callFunc calls a function value with args; missing parameters are null, extra arguments are
 // ignored (as in JavaScript, so map's (item, index) suits x => … too).
-func (st *state) callFunc(f *Func, args []any, p Pos) (any, error) {
+func (st *state) callFunc(f *Func, args []any, p diag.Pos) (any, error) {
 	if f.builtin != nil {
 		// A builtin passed as a function gets only its required arguments, so that
 		// rows.map(num) is num(row) and not num(row, index).

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // tokKind classifies a token.
@@ -26,7 +28,7 @@ type token struct {
 	kind tokKind
 	text string
 	num  float64
-	pos  Pos
+	pos  diag.Pos
 	end  int // byte offset just past the token
 }
 
@@ -40,12 +42,12 @@ type lexer struct {
 	errs      *ErrorList
 }
 
-func (l *lexer) posOf(off int) Pos {
+func (l *lexer) posOf(off int) diag.Pos {
 	col := off - l.lineStart
 	if !isASCII(l.src[l.lineStart:off]) {
 		col = utf8.RuneCountInString(l.src[l.lineStart:off])
 	}
-	return Pos{Line: l.line, Col: col + 1, Offset: off}
+	return diag.Pos{Line: l.line, Col: col + 1, Offset: off}
 }
 
 func isASCII(s string) bool {

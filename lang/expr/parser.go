@@ -3,6 +3,8 @@ package expr
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
 
 // Parser limits (SPEC-DECISIONS §2).
@@ -33,19 +35,19 @@ func newParser(src string, off int) *parser {
 
 func (p *parser) next() { p.tok = p.lex.next() }
 
-func (p *parser) errorf(pos Pos, format string, args ...any) {
+func (p *parser) errorf(pos diag.Pos, format string, args ...any) {
 	p.errs.add(pos, format, args...)
 }
 
 // fail records an error and abandons the parse.
-func (p *parser) fail(pos Pos, format string, args ...any) {
+func (p *parser) fail(pos diag.Pos, format string, args ...any) {
 	p.errs.add(pos, format, args...)
 	panic(bailout{})
 }
 
 func (p *parser) is(punct string) bool { return p.tok.kind == tPunct && p.tok.text == punct }
 
-func (p *parser) expect(punct, context string) Pos {
+func (p *parser) expect(punct, context string) diag.Pos {
 	if !p.is(punct) {
 		p.fail(p.tok.pos, "expected '%s' %s, found %s", punct, context, describeTok(p.tok))
 	}
@@ -73,7 +75,7 @@ func describeTok(t token) string {
 // parseExpr parses a whole expression source.
 func parseExpr(src string) (root node, errs ErrorList) {
 	if len(src) > MaxSourceLen {
-		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("expression is too long (%d bytes, the limit is %d)", len(src), MaxSourceLen)}}
+		return nil, ErrorList{{Pos: diag.Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("expression is too long (%d bytes, the limit is %d)", len(src), MaxSourceLen)}}
 	}
 	p := newParser(src, 0)
 	defer func() {

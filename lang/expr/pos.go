@@ -8,31 +8,14 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/width"
+
+	"github.com/pkuinfo/harness/lang/diag"
 )
-
-// Pos is a position in an expression or template source: Line and Col are 1-based (Col counts
-// Unicode code points, not bytes), Offset is the 0-based byte offset. The zero Pos means
-// "unknown".
-type Pos struct{ Line, Col, Offset int }
-
-// String returns "LINE:COL".
-func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
-
-// IsValid reports whether p names a real position (Line ≥ 1).
-func (p Pos) IsValid() bool { return p.Line > 0 }
-
-// Less orders positions by offset, then line and column.
-func (p Pos) Less(q Pos) bool {
-	if p.Line != q.Line {
-		return p.Line < q.Line
-	}
-	return p.Col < q.Col
-}
 
 // Error is a static problem (a parse or check error) at a position in the source.
 // Error() is "LINE:COL: MSG".
 type Error struct {
-	Pos Pos
+	Pos diag.Pos
 	Msg string
 }
 
@@ -47,7 +30,7 @@ type ErrorList []*Error
 const maxErrors = 50
 
 // add appends an error unless the list is full.
-func (l *ErrorList) add(p Pos, format string, args ...any) {
+func (l *ErrorList) add(p diag.Pos, format string, args ...any) {
 	if len(*l) >= maxErrors {
 		return
 	}
@@ -95,7 +78,7 @@ func (l ErrorList) Err() error {
 // a builtin's size limit stopped the run; it becomes error.kind in a plugin's catch (SPEC §4).
 // Error() is "LINE:COL: MSG".
 type RuntimeError struct {
-	Pos  Pos
+	Pos  diag.Pos
 	Msg  string
 	Kind string
 	err  error // the wrapped cause, e.g. ErrBudget or a context error
@@ -143,7 +126,7 @@ func Format(src string, err error) string {
 	return b.String()
 }
 
-func withCaret(src, msg string, p Pos) string {
+func withCaret(src, msg string, p diag.Pos) string {
 	if !p.IsValid() {
 		return msg
 	}
@@ -195,9 +178,9 @@ func sourceLine(src string, n int) string {
 	return strings.TrimSuffix(src, "\r")
 }
 
-// posAt computes the Pos of byte offset off in src by counting lines and code points. It is used
+// posAt computes the position of byte offset off in src by counting lines and code points. It is used
 // for errors only; the lexer tracks positions incrementally.
-func posAt(src string, off int) Pos {
+func posAt(src string, off int) diag.Pos {
 	if off > len(src) {
 		off = len(src)
 	}
@@ -208,5 +191,5 @@ func posAt(src string, off int) Pos {
 			start = i + 1
 		}
 	}
-	return Pos{Line: line, Col: utf8.RuneCountInString(src[start:off]) + 1, Offset: off}
+	return diag.Pos{Line: line, Col: utf8.RuneCountInString(src[start:off]) + 1, Offset: off}
 }

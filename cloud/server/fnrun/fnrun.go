@@ -39,6 +39,7 @@ import (
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/interp"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/lang/expr"
 	"github.com/pkuinfo/harness/plugin"
 )
@@ -247,13 +248,13 @@ func (r *Runner) document(ctx context.Context, d protocol.DocumentRef, id string
 	p := r.docs[d.Hash]
 	r.mu.Unlock()
 	if p == nil {
-		var ds []plugin.Diagnostic
+		var ds []diag.Diagnostic
 		var err error
 		p, ds, err = plugin.Load(ctx, r.cfg.Fetcher, d.Link)
 		if err != nil {
 			return nil, fmt.Errorf("fetch the document: %w", err)
 		}
-		if plugin.HasErrors(ds) {
+		if diag.HasErrors(ds) {
 			return nil, wireErr(protocol.CodeForbidden, "the document at "+d.Link+" does not validate")
 		}
 		if p.Hash != d.Hash {

@@ -24,6 +24,7 @@ import (
 	"github.com/pkuinfo/harness/cloud/protocol"
 	"github.com/pkuinfo/harness/cloud/server"
 	"github.com/pkuinfo/harness/cloud/server/fnrun"
+	"github.com/pkuinfo/harness/lang/diag"
 	"github.com/pkuinfo/harness/plugin"
 )
 
@@ -127,7 +128,7 @@ func docHash(t testing.TB, fl files) string {
 		m[k] = []byte(v)
 	}
 	p, ds, err := plugin.LoadFiles(context.Background(), m)
-	if err != nil || plugin.HasErrors(ds) {
+	if err != nil || diag.HasErrors(ds) {
 		t.Fatalf("load: %v %v", err, ds)
 	}
 	return p.Hash
