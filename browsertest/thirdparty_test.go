@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -102,4 +103,94 @@ func outcomes(t *testing.T, h *harness, plugin, tool string) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// TestDrawnButtonUnderItsTurn: a card the assistant drew (ui__render) in a turn that read a
+// Community plugin's result has a button that calls a Community plugin's tool. The page's tap
+// sends the card's handle (drawn), and the host decides it under the turn that drew the card:
+// it asks (the page's confirm) rather than running it, and the audit has confirm, not ok, until
+// the person says yes. The same card drawn in a turn that read nothing runs at once.
+func TestDrawnButtonUnderItsTurn(t *testing.T) {
+	ctx := browser(t)
+	h := startHarness(t)
+	h.installDir(t, "testdata/memo")
+	h.installDir(t, "testdata/room")
+	// Every confirm() is recorded and answered with window.__yes; every tool call's body too.
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+		window.__asked = []; window.__yes = false; window.__calls = [];
+		window.confirm = (m) => { window.__asked.push(String(m)); return window.__yes; };
+		const f = window.fetch;
+		window.fetch = (u, o) => { if (String(u).includes('/v1/tools/')) window.__calls.push({ url: String(u), body: o && o.body }); return f(u, o); };`}); err != nil {
+		t.Fatal(err)
+	}
+	card := `{"ui":1,"kind":"screen","title":"订研讨室","root":{"type":"Column","children":[{"type":"Text","text":"要把 201 订给你吗?"},{"type":"Button","text":"预约","style":"primary","action":{"tool":"room__book","args":{"room":"201","name":"同学"},"then":"none"}}]}}`
+	draw := func(t *testing.T, msg string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/chat"),
+			chromedp.WaitVisible(chromedp.ID(`#composer-input`)),
+			chromedp.SendKeys(chromedp.ID(`#composer-input`), msg),
+			chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if err := within(ctx, 20*time.Second, chromedp.WaitVisible(chromedp.CSS(`.inline-ui .g-btn`)),
+			chromedp.WaitVisible(chromedp.CSS(`.composer button[type=submit]`))); err != nil {
+			t.Fatalf("no card; the chat says %q: %v", text(t, ctx, `.messages`), err)
+		}
+	}
+	// tap presses the card's button and waits until the page's call of room__book is answered
+	// (the page's confirm asked and answered, or the call ran).
+	tap := func(t *testing.T, yes bool, until func() bool) {
+		t.Helper()
+		eval[bool](t, ctx, fmt.Sprintf(`window.__yes = %v, true`, yes))
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.inline-ui .g-btn`))); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(10 * time.Second); !until(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("after the tap: asked %q, audit of room.book: %s", eval[[]string](t, ctx, `window.__asked`), outcomes(t, h, "room", "book"))
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // nothing more is run after the answer
+	}
+	sent := func(t *testing.T) string {
+		t.Helper()
+		return eval[string](t, ctx, `(() => { const c = window.__calls.filter(c => c.url.includes('room__book')).pop(); return c ? c.body : ''; })()`)
+	}
+
+	t.Run("after an untrusted read it asks", func(t *testing.T) {
+		draw(t, `调用: memo__read {} 调用: ui__render {"document":`+card+`}`)
+		asked := func() bool { return len(eval[[]string](t, ctx, `window.__asked`)) > 0 }
+		tap(t, false, asked)
+		if got := outcomes(t, h, "room", "book"); !strings.HasPrefix(got, "confirm (agent: ") || strings.Contains(got, "ok") {
+			t.Errorf("audit of room.book after a denied tap: %s (want confirm as the agent's, never ok)", got)
+		}
+		body := sent(t)
+		if !strings.Contains(body, `"drawn":"`) || strings.Contains(body, `"drawn":"-"`) {
+			t.Errorf("the tap's call did not carry the card's handle: %s", body)
+		}
+		if q := eval[[]string](t, ctx, `window.__asked`); len(q) != 1 || !strings.Contains(q[0], "预约研讨室") || !strings.Contains(q[0], "第三方") {
+			t.Errorf("the page asked %q, want the host's question naming 预约研讨室 and why (第三方)", q)
+		}
+
+		eval[bool](t, ctx, `window.__asked = [], true`)
+		ran := func() bool { return strings.Contains(outcomes(t, h, "room", "book"), "ok") }
+		tap(t, true, ran)
+		if got := outcomes(t, h, "room", "book"); !strings.Contains(got, "approved") || !strings.HasPrefix(got[strings.LastIndex(got, "; ")+2:], "ok ") {
+			t.Errorf("audit of room.book after a yes: %s (want confirm, then approved and ok)", got)
+		}
+	})
+
+	t.Run("in a clean turn it runs", func(t *testing.T) {
+		before := strings.Count(outcomes(t, h, "room", "book"), "ok")
+		eval[bool](t, ctx, `window.__asked = [], true`)
+		draw(t, `调用: ui__render {"document":`+card+`}`)
+		tap(t, false, func() bool { return strings.Count(outcomes(t, h, "room", "book"), "ok") > before })
+		if q := eval[[]string](t, ctx, `window.__asked`); len(q) != 0 {
+			t.Errorf("a card drawn in a turn that read nothing asked %q", q)
+		}
+		if body := sent(t); !strings.Contains(body, `"drawn":"`) {
+			t.Errorf("the tap's call did not carry the card's handle: %s", body)
+		}
+	})
 }
