@@ -3,6 +3,8 @@ package browsertest
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -193,4 +195,66 @@ func TestDrawnButtonUnderItsTurn(t *testing.T) {
 			t.Errorf("the tap's call did not carry the card's handle: %s", body)
 		}
 	})
+}
+
+// TestReviewCommunity: the review sheet of a Community plugin with instructions says what a
+// Community plugin may do and, behind a disclosure, shows the instructions the model will read
+// as its author's text; the sheet fits a phone.
+func TestReviewCommunity(t *testing.T) {
+	ctx := browser(t)
+	h := startHarness(t)
+	links := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	t.Cleanup(links.Close)
+	if err := chromedp.Do(ctx, chromedp.Navigate(h.url+"/install"),
+		chromedp.WaitVisible(chromedp.ID(`#link`)),
+		chromedp.SendKeys(chromedp.ID(`#link`), links.URL+"/club/PLUGIN.md"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.sheet.review`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if s := text(t, ctx, `.sheet.review .badge`); s != "社区" {
+		t.Errorf("the badge reads %q", s)
+	}
+	note := text(t, ctx, `.sheet.review .warn`)
+	for _, w := range []string{"社区插件", "第三方数据", "都会先问你", "手机令牌验证码从不交给 AI"} {
+		if !strings.Contains(note, w) {
+			t.Errorf("the Community note lacks %q: %q", w, note)
+		}
+	}
+	if eval[bool](t, ctx, `document.querySelector('.sheet.review details.notes').open`) {
+		t.Error("the instructions are open before the person asks")
+	}
+	if s := text(t, ctx, `.sheet.review details.notes summary`); !strings.Contains(s, "插件说明") {
+		t.Errorf("the disclosure reads %q", s)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.sheet.review details.notes summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.sheet.review details.notes pre`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	notes := text(t, ctx, `.sheet.review details.notes pre`)
+	for _, w := range []string{"调用 club__events", "不要猜教室号", "https://club.example.org/events/this-week/sign-up"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("the instructions lack %q: %q", w, notes)
+		}
+	}
+	shootFrom(t, ctx, "review-community", `.sheet.review h2`)
+	fits(t, ctx, `.sheet.review details.notes pre`)
+}
+
+// fits fails when, on a 390 px phone, the page is wider than the screen or sel's text runs past
+// its box.
+func fits(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	defer chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800))
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("the page is %d px wide on a 390 px phone", w)
+	}
+	if d := eval[int](t, ctx, `(() => { const e = document.querySelector(`+jsString(sel)+`); return e.scrollWidth - e.clientWidth; })()`); d > 0 {
+		t.Errorf("%s runs %d px past its box on a phone", sel, d)
+	}
 }
