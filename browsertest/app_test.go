@@ -182,14 +182,35 @@ func shoot(t *testing.T, ctx context.Context, name string) { shootAt(t, ctx, nam
 // shootAt is shoot with the element sel scrolled into view at each size ("" scrolls nothing).
 func shootAt(t *testing.T, ctx context.Context, name, sel string) {
 	t.Helper()
+	var scroll chromedp.Action[chromedp.Void]
+	if sel != "" {
+		scroll = chromedp.ScrollIntoView(chromedp.CSS(sel))
+	}
+	shootScrolled(t, ctx, name, scroll)
+}
+
+// shootFrom is shoot with the element sel scrolled to the top of the screen at each size, for
+// a shot of what follows it.
+func shootFrom(t *testing.T, ctx context.Context, name, sel string) {
+	t.Helper()
+	top := chromedp.Evaluate[bool](`(document.querySelector(` + jsString(sel) + `).scrollIntoView({ block: 'start' }), true)`)
+	shootScrolled(t, ctx, name, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := top(ctx, tg)
+		return chromedp.Void{}, err
+	})
+}
+
+// shootScrolled is shoot with scroll run at each size before the shot (nil scrolls nothing).
+func shootScrolled(t *testing.T, ctx context.Context, name string, scroll chromedp.Action[chromedp.Void]) {
+	t.Helper()
 	for _, s := range sizes {
 		emulate := chromedp.EmulateViewport(s.width, s.height)
 		if s.mobile {
 			emulate = chromedp.EmulateViewport(s.width, s.height, chromedp.EmulateMobile)
 		}
 		actions := []chromedp.Action[chromedp.Void]{emulate, chromedp.Sleep(300 * time.Millisecond)}
-		if sel != "" {
-			actions = append(actions, chromedp.ScrollIntoView(chromedp.CSS(sel)), chromedp.Sleep(100*time.Millisecond))
+		if scroll != nil {
+			actions = append(actions, scroll, chromedp.Sleep(100*time.Millisecond))
 		}
 		if err := chromedp.Do(ctx, actions...); err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)

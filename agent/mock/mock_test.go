@@ -60,6 +60,8 @@ func TestMock(t *testing.T) {
 			[]string{`"name":"ui__render"`, `"arguments":"{\"document\":{\"ui\":1}}"`}},
 		{"call calls the message's tool with its arguments", `{"model":"mock-agent","messages":[{"role":"user","content":"调用: shuttle__next {\"count\":2}"}],` + tools + `}`, 200,
 			[]string{`"name":"shuttle__next"`, `"arguments":"{\"count\":2}"`}},
+		{"call calls several tools in order, one a round", `{"model":"mock-agent","messages":[{"role":"user","content":"调用: shuttle__next {} 调用: schedule__remind {\"text\":\"x\"}"},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"shuttle__next","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"{}"}],` + tools + `}`, 200,
+			[]string{`"name":"schedule__remind"`, `"arguments":"{\"text\":\"x\"}"`}},
 		{"wrong model", `{"model":"gpt-4","messages":[]}`, 404, []string{`"model_not_found"`}},
 		{"not JSON", `{`, 400, []string{`"invalid_request_error"`}},
 	}

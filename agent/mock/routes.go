@@ -94,14 +94,12 @@ func DefaultRoutes(now func() time.Time) []Route {
 			return Step{Text: summary(s)}
 		}},
 		// Test-only: "调用:"/"call:" TOOL ARGS calls the model-side tool name
-		// with the JSON arguments that follow it, then sums up.
+		// with the JSON arguments that follow it, then sums up. Several of them
+		// in one message are called in order, one a round, all in one turn (a
+		// read, then a call that turn decides).
 		{Name: "call", Words: []string{"调用:", "call:"}, Plan: func(s *State) Step {
-			if s.Round() == 0 {
-				tool, argv, _ := strings.Cut(after(s.Message, "调用:", "call:")+" ", " ")
-				if argv = strings.TrimSpace(argv); argv == "" {
-					argv = "{}"
-				}
-				return Step{Calls: []Call{{Tool: tool, Args: argv}}}
+			if calls := scripted(s.Message); s.Round() < len(calls) {
+				return Step{Calls: []Call{calls[s.Round()]}}
 			}
 			return Step{Text: summary(s)}
 		}},
@@ -309,6 +307,20 @@ func reminderText(msg string) string {
 		return string(r[:100])
 	}
 	return strings.TrimSpace(msg)
+}
+
+// scripted is the calls of the call route's message: each "调用:"/"call:"
+// TOOL ARGS in it, ARGS {} when missing.
+func scripted(msg string) []Call {
+	var calls []Call
+	for _, part := range strings.Split(strings.ReplaceAll(msg, "call:", "调用:"), "调用:")[1:] {
+		tool, argv, _ := strings.Cut(strings.TrimSpace(part)+" ", " ")
+		if argv = strings.TrimSpace(argv); argv == "" {
+			argv = "{}"
+		}
+		calls = append(calls, Call{Tool: tool, Args: argv})
+	}
+	return calls
 }
 
 // after is msg after the first of keys it contains (case-insensitive), or

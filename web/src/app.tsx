@@ -37,6 +37,16 @@ export function argsText(input: any): string {
   if (!input || typeof input !== 'object') return '';
   return Object.entries(input).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ');
 }
+// whyText is why the host asked (a confirmation's why code) in the page's language, '' for
+// a code this page does not know.
+export function whyText(why: string, effect: string): string {
+  switch (why) {
+    case 'ask': return t('confirm.why.ask', { effect: effectName(effect) });
+    case 'untrusted': return t('confirm.why.untrusted');
+    case 'third_party': return t('confirm.why.third_party');
+  }
+  return '';
+}
 const runAsUser = (tool: string, args: any) => runTool(tool, args, 'user');
 async function runTool(tool: string, args: any, actor: 'user' | 'agent', asked = false, drawn?: string): Promise<any> {
   let r;
@@ -49,7 +59,8 @@ async function runTool(tool: string, args: any, actor: 'user' | 'agent', asked =
   }
   if (r.status === 'confirm' && r.confirmation) {
     const c = r.confirmation;
-    const ok = window.confirm(t('confirm.ask', { title: toolTitle(c) || tool, effect: effectName(c.effect), args: argsText(c.input ?? args) }));
+    const why = whyText(c.why, c.effect);
+    const ok = window.confirm(t('confirm.ask', { title: toolTitle(c) || tool, effect: effectName(c.effect), args: argsText(c.input ?? args), why: why ? why + '\n\n' : '' }));
     const a = await post(`/v1/confirmations/${encodeURIComponent(c.id)}`, { approve: ok });
     if (!ok) throw new Error(t('confirm.denied'));
     r = a;
@@ -426,7 +437,7 @@ function Chat({ id }: { id?: string }) {
                 <div key={i} class="confirm-card" role="group" aria-label={t('confirm.title')}>
                   <p class="title">{t('confirm.title')}: <strong>{toolTitle(it)}</strong> <span class={`effect e-${it.effect}`}>{effectName(it.effect)}</span></p>
                   {argsText(it.input) ? <p class="args">{argsText(it.input)}</p> : null}
-                  {it.why === 'ask' ? <p class="detail">{t('confirm.why.ask', { effect: effectName(it.effect) })}</p> : it.why === 'untrusted' ? <p class="detail">{t('confirm.why.untrusted')}</p> : it.why === 'third_party' ? <p class="detail">{t('confirm.why.third_party')}</p> : null}
+                  {whyText(it.why, it.effect) ? <p class="detail">{whyText(it.why, it.effect)}</p> : null}
                   {it.answered ? <p class="answered">{t(answeredKey[it.answered] || 'confirm.denied')}</p> : (
                     <div class="actions"><button type="button" class="primary" onClick={() => answer(it, true)}>{t('confirm.approve')}</button><button type="button" onClick={() => answer(it, false)}>{t('confirm.deny')}</button></div>
                   )}
