@@ -101,7 +101,16 @@ func (b *HostBackend) Call(ctx context.Context, t Tool, input json.RawMessage, t
 	if err != nil {
 		return nil, err
 	}
+	b.markClient(ctx, res)
 	return hostOutcome(res)
+}
+
+// markClient adds what a session's call read to its client's sessionless turn
+// (WithClientTurn).
+func (b *HostBackend) markClient(ctx context.Context, res *host.CallResult) {
+	if ct := clientTurn(ctx); ct != "" && res != nil && res.Confirmation == nil {
+		b.Host.MarkTurn(ct, host.TurnState{Untrusted: res.Untrusted, Private: res.Private})
+	}
 }
 
 func hostOutcome(res *host.CallResult) (*Outcome, error) {
@@ -134,6 +143,7 @@ func (b *HostBackend) Confirm(ctx context.Context, id string, approve bool) (*Ou
 	if err != nil {
 		return nil, err
 	}
+	b.markClient(ctx, res)
 	return hostOutcome(res)
 }
 

@@ -69,6 +69,7 @@ func Handler(s *Server, token string, log *slog.Logger) http.Handler {
 	}, &mcp.StreamableHTTPOptions{Stateless: true})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(ClientHeader)
+		r.Header.Set(ClientHeader, clientName(r)) // a session's reads count for its client too (HostBackend)
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			stateful.ServeHTTP(w, r)
 			return
@@ -93,7 +94,6 @@ func Handler(s *Server, token string, log *slog.Logger) http.Handler {
 			stateful.ServeHTTP(w, r)
 			return
 		}
-		r.Header.Set(ClientHeader, clientName(r))
 		stateless.ServeHTTP(w, r)
 	})
 	if token == "" {

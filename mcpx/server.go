@@ -431,6 +431,11 @@ func (ss *session) handler(t Tool) mcp.ToolHandler {
 	s := ss.s
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		turn := ss.turnOf(req)
+		if !ss.stateless && req.Extra != nil {
+			if k := req.Extra.Header.Get(ClientHeader); k != "" {
+				ctx = WithClientTurn(ctx, "mcp-client-"+k)
+			}
+		}
 		p := req.Params
 		if p.RequestState != "" || p.InputResponses != nil {
 			// Only the answer to this client's own question about this tool counts: the id of a
@@ -543,4 +548,21 @@ func newTurn() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (Go 1.24+)
 	return "mcp-" + hex.EncodeToString(b[:])
+}
+
+// clientTurnKey is the context key of WithClientTurn.
+type clientTurnKey struct{}
+
+// WithClientTurn returns ctx carrying turn, the sessionless turn of the
+// client a session belongs to ("mcp-client-" and its token or address): the
+// backend adds what the session's calls read to that turn too, so that the
+// same client cannot shed what its session read by dropping the session id.
+func WithClientTurn(ctx context.Context, turn string) context.Context {
+	return context.WithValue(ctx, clientTurnKey{}, turn)
+}
+
+// clientTurn is the turn WithClientTurn put in ctx, "" when none.
+func clientTurn(ctx context.Context) string {
+	s, _ := ctx.Value(clientTurnKey{}).(string)
+	return s
 }

@@ -84,8 +84,10 @@ func TestHTTPTaintAcrossRequests(t *testing.T) {
 	if m.ID() != "" {
 		t.Fatalf("a sessionless client got session %q", m.ID())
 	}
-	if res := call(m, "notes__echo", map[string]any{"word": "hi"}); res.IsError || res.Meta[UntrustedMeta] != true {
-		t.Fatalf("the sessionless untrusted read: %v %s", res.Meta, text(res))
+	// It is the same client (this address) as the sessions above, which read
+	// untrusted text: dropping the session does not shed what they read.
+	if res := call(m, "notes__echo", map[string]any{"word": "hi"}); !res.IsError || !strings.Contains(text(res), "untrusted") {
+		t.Fatalf("the sessionless call of a client whose sessions read untrusted text ran: %v %s", res.Meta, text(res))
 	}
 	if res := call(m, "notes__add", write); !res.IsError || !strings.Contains(text(res), "untrusted") {
 		t.Errorf("a sessionless write after an untrusted read ran: %s", text(res))
