@@ -31,7 +31,7 @@ const (
 )
 
 // The environment variables that override the stored configuration
-// (SPEC-DECISIONS §11 "Model configuration").
+// (docs/DECISIONS.md §11 "Model configuration").
 const (
 	EnvBaseURL = "OPENAI_BASE_URL"
 	EnvAPIKey  = "OPENAI_API_KEY"

@@ -170,7 +170,7 @@ const (
 	// AuditRetention is how long audit entries are kept.
 	AuditRetention = 90 * 24 * time.Hour
 	// StaleKVRetention is how long an expired KV entry is kept for `cache`
-	// staleOnError after it expired (SPEC-DECISIONS §10 keeps it until it is
+	// staleOnError after it expired (docs/DECISIONS.md §10 keeps it until it is
 	// overwritten; a host may drop it later, interp/kvstore.PurgeExpired).
 	StaleKVRetention = 7 * 24 * time.Hour
 )

@@ -8,7 +8,7 @@
 // There is one signing adapter (Service) and one sign-in adapter (Hop) per
 // campus service of the seed's list (plugin.CampusServices): card, its,
 // treehole, blackboard, elective, cwfw, cwpay, bdkj, library and
-// library-space, after ../shared/protocols/pku-services.md §1.1, §2, §5, §8
+// library-space, after docs/CAMPUS-PROTOCOLS.md §1.1, §2, §5, §8
 // and §9. Where the facts are thin the adapter says what it assumes.
 //
 // Sign-in: IAAA (password with RSA PKCS#1 v1.5 and the authenticator's

@@ -33,7 +33,7 @@ CREATE TABLE campus_pending (
 }
 
 // Account names in Accounts: the IAAA account, and ITS's own
-// campus-network account (pku-services.md §2.5, §9).
+// campus-network account (docs/CAMPUS-PROTOCOLS.md §2.5, §9).
 const (
 	AccountIAAA = "iaaa"
 	AccountITS  = "its"

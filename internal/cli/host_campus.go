@@ -481,7 +481,7 @@ func logoutAll(ctx context.Context, db *store.DB) error {
 	return acc.ClearPending(ctx)
 }
 
-// campusBindCmd is `harness campus bind-authenticator` (pku-services.md
+// campusBindCmd is `harness campus bind-authenticator` (docs/CAMPUS-PROTOCOLS.md
 // §2.4): it signs in to IAAA's binding flow, has IAAA text a code, and
 // with that code (asked now, or given later with --code) binds a new
 // authenticator and stores its secret sealed, as `harness otp set` would.
@@ -749,7 +749,7 @@ func answer(r campus.Result) signInAnswer {
 
 // qrPollGap is the least time between two polls of one QR sign-in that
 // reach IAAA: the web app chooses how often it polls, the host keeps to
-// the documented schedule (campus.QRInterval, pku-services.md §2.3), less
+// the documented schedule (campus.QRInterval, docs/CAMPUS-PROTOCOLS.md §2.3), less
 // the jitter so that a client polling on time is never held back. A poll
 // that comes sooner is answered "waiting" without asking IAAA.
 var qrPollGap = campus.QRPollGap

@@ -1,5 +1,5 @@
 // Package campustest runs stand-in servers for IAAA and every campus
-// service, following ../shared/protocols/pku-services.md (§2 IAAA, §2.5
+// service, following docs/CAMPUS-PROTOCOLS.md (§2 IAAA, §2.5
 // portal and card, §5 Treehole, §8 card, §9 ITS) as exactly as the facts
 // go: form fields, headers, redirects, cookies, error bodies and token
 // formats, including the failure paths (E01 wrong password, E02 activation
