@@ -9,7 +9,7 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// AuditEntry is one tool call in the audit log (issue 4 "State": who, what,
+// AuditEntry is one tool call in the audit log (docs/HOST-API.md "Tools and permissions": who, what,
 // effect, outcome, duration). Outcome is "ok", "error", "refused",
 // "confirm" (a confirmation was asked for; its answer is a later entry),
 // "approved" (the person said yes to a confirmation: Error names it and why it

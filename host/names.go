@@ -7,7 +7,7 @@ import (
 )
 
 // ModelNameMax is the longest tool name the common model-provider rule
-// ^[A-Za-z0-9_-]{1,64}$ allows (issue 5).
+// ^[A-Za-z0-9_-]{1,64}$ allows.
 const ModelNameMax = 64
 
 // ModelName returns the name a model sees for a plugin's tool: "<id>__<tool>"

@@ -8,7 +8,7 @@ import (
 )
 
 // ModelNameMax is the longest tool name the common model-provider rule
-// ^[A-Za-z0-9_-]{1,64}$ allows (issue 5): host.ModelNameMax.
+// ^[A-Za-z0-9_-]{1,64}$ allows: host.ModelNameMax.
 const ModelNameMax = host.ModelNameMax
 
 // modelNameRe is the model-provider rule for tool names.

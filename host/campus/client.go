@@ -13,7 +13,7 @@ import (
 )
 
 // NotSignedInError is the error of a request for a service the host holds
-// no usable session for (issue 4 "Campus client", issue 15): none at all,
+// no usable session for (docs/HOST-API.md "Campus sign-in"): none at all,
 // or one that expired and could not be renewed.
 type NotSignedInError struct {
 	Service string

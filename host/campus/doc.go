@@ -1,5 +1,5 @@
-// Package campus is the host's campus client and sign-in (issue 4 "Campus
-// client", issue 15; seed 004 "What the plugin declares": campus; seed 003
+// Package campus is the host's campus client and sign-in (docs/HOST-API.md
+// "Campus sign-in"; seed 004 "What the plugin declares": campus; seed 003
 // "从 pkucli 移植"). It implements interp.CampusClient: a plugin's `campus:
 // SERVICE` request carries only a path, and the client resolves it against
 // the service's base URL and signs it with the session the host holds for

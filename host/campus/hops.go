@@ -16,7 +16,7 @@ import (
 )
 
 // Hop is one service's sign-in after (or, for ITS, instead of) IAAA
-// (issue 15 "Every service's hop"; docs/CAMPUS-PROTOCOLS.md §2.5). Every service
+// (every service has a hop; docs/CAMPUS-PROTOCOLS.md §2.5). Every service
 // has exactly one Hop (Hops), and the Signer drives them all the same way.
 type Hop interface {
 	// Service is the campus service name, e.g. "card".

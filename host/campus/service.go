@@ -201,7 +201,7 @@ func appendQuery(raw, kv string) string {
 }
 
 // expiredReply says why resp shows the session has expired, or "" when it
-// does not (issue 15): HTTP 401 from any service (Treehole's "登录已失效",
+// does not (docs/HOST-API.md "Campus sign-in"): HTTP 401 from any service (Treehole's "登录已失效",
 // docs/CAMPUS-PROTOCOLS.md §5.3; the card's, §8.1); the card's envelope with code
 // 401 (§8.1; whatever the Content-Type; the first 64 KiB are read and put back, so the plugin gets
 // the whole reply); for the cookie services, a

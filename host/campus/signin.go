@@ -235,7 +235,7 @@ func ParseEndpoints(v string) (map[string]string, error) {
 }
 
 // Signer signs in to IAAA and each service's hop and stores the sessions
-// (issue 15). It also renews an expired session once, with the remembered
+// (docs/HOST-API.md "Campus sign-in"). It also renews an expired session once, with the remembered
 // password, for the campus client (Client.Renew = Signer.Renew).
 type Signer struct {
 	Sessions Sessions

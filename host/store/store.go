@@ -1,6 +1,6 @@
 // Package store keeps all of the host's state in one embedded SQLite database
 // (modernc.org/sqlite, pure Go) inside one data directory, so that CLI
-// commands and a running `harness serve` share it (issue 4 "State"). The
+// commands and a running `harness serve` share it (docs/ARCHITECTURE.md "Tables and migrations"). The
 // database runs in WAL mode with a busy timeout and immediate transactions:
 // readers never block, and writers from several processes wait for each
 // other instead of failing. A process holds at most MaxConns connections to
