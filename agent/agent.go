@@ -19,7 +19,7 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// Defaults of a turn (issue 13 "The loop").
+// Defaults of a turn (docs/HOST-API.md "Conversations (the assistant)").
 const (
 	// MaxRounds is how many model rounds a turn may take before it stops
 	// with "step_limit" (each round may ask for several tool calls).
@@ -66,7 +66,7 @@ type ContextSource struct {
 	Marked func(ctx context.Context, query string) (text string, untrusted bool, err error)
 }
 
-// Agent runs the assistant's turns over a Host's tools (issue 13). Set
+// Agent runs the assistant's turns over a Host's tools (docs/HOST-API.md "Conversations (the assistant)"). Set
 // Host, Provider and Conversations; the rest have defaults.
 type Agent struct {
 	Host          *host.Host
@@ -775,7 +775,7 @@ func clip(s string, n int) string {
 }
 
 // PlainSchema returns s in the plain subset of JSON Schema every provider
-// takes (issue 13 "schemas in the plain subset"): type, properties,
+// takes (the plain schema subset every provider accepts): type, properties,
 // required, items, enum, description, default, bounds, pattern and
 // additionalProperties, recursively; anything else ($ref, anyOf, formats,
 // $schema) is dropped. A nil or non-object s becomes {"type":"object"}.

@@ -14,7 +14,7 @@ import (
 	"github.com/pkuinfo/harness/host/vault"
 )
 
-// Config is which model the assistant talks to (issue 13 "Providers"):
+// Config is which model the assistant talks to (docs/HOST-API.md "The AI provider"):
 // an OpenAI-compatible base URL, a model name and an API key.
 type Config struct {
 	BaseURL string `json:"baseURL"`
@@ -31,7 +31,7 @@ const (
 )
 
 // The environment variables that override the stored configuration
-// (SPEC-DECISIONS §11 "Model configuration").
+// (docs/DECISIONS.md §11 "Model configuration").
 const (
 	EnvBaseURL = "OPENAI_BASE_URL"
 	EnvAPIKey  = "OPENAI_API_KEY"
@@ -195,8 +195,8 @@ func openKey(dir, text string) (string, error) {
 
 // KeyHint is what may be shown of an API key: "" when there is none,
 // "set" when it is too short to show any of it, else "…" and its last
-// four characters. The rest never leaves the host (issue 14: the key is
-// never returned by any route).
+// four characters. The rest never leaves the host (the key is
+// never returned by any route; docs/HOST-API.md "The AI provider").
 func KeyHint(key string) string {
 	switch {
 	case key == "":
@@ -243,7 +243,7 @@ func CheckBaseURL(u string) error {
 }
 
 // Preset is a model service students here use: a base URL and a default
-// model (issue 13 "Presets").
+// model (docs/HOST-API.md "The AI provider").
 type Preset struct {
 	Name    string `json:"name"`
 	Title   string `json:"title"`   // in English (the CLI's and errors' wording)

@@ -75,7 +75,7 @@ ALTER TABLE agent_confirmations ADD COLUMN why TEXT NOT NULL DEFAULT '';
 `})
 }
 
-// Conversation is one stored conversation (issue 13 "Conversations"):
+// Conversation is one stored conversation (docs/HOST-API.md "Conversations (the assistant)"):
 // its id, title (the first message, cut), times, the plugins whose
 // onDemand tools were loaded, and the tokens used so far.
 type Conversation struct {

@@ -1,4 +1,4 @@
-// Package agent is the assistant of PKU harness (issue 13; seed 003
+// Package agent is the assistant of PKU harness (docs/HOST-API.md "Conversations (the assistant)"; seed 003
 // "测试 → 模拟模型", "工具与 schema", "让 AI 帮你写插件", "界面扩展 →
 // 快捷指令"): it talks to any OpenAI-compatible model and answers the
 // person with every enabled plugin's tools. It sits above package host,

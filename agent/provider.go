@@ -103,7 +103,7 @@ type Delta struct {
 	Reasoning string
 }
 
-// Provider is an OpenAI-compatible model service (issue 13 "Providers").
+// Provider is an OpenAI-compatible model service (docs/HOST-API.md "The AI provider").
 // Complete sends one round and streams the reply's text to onDelta (which
 // may be nil) as it arrives; it returns the whole reply, or an error that
 // names the provider (*ProviderError for a refused request). Complete
@@ -159,7 +159,7 @@ type OpenAI struct {
 	idle   time.Duration
 }
 
-// Provider timeouts and retries (issue 13 "Providers").
+// Provider timeouts and retries (docs/HOST-API.md "The AI provider").
 const (
 	// HeaderTimeout is how long a provider may take to start its reply.
 	HeaderTimeout = 90 * time.Second
@@ -577,7 +577,7 @@ type TestResult struct {
 }
 
 // Test makes a real request to the provider to see that the base URL, the
-// key and the model work (issue 14 "test connection"): GET /models, then,
+// key and the model work (docs/HOST-API.md "The AI provider": test connection): GET /models, then,
 // when the service has no model list (404, 405, 501), a completion of one
 // token. A refused key, an unknown model or an unreachable service is a
 // *ProviderError naming the provider. Test makes no retries.

@@ -9,7 +9,7 @@ import (
 )
 
 // Reloading is a Provider that follows the model configuration of a data
-// directory (issue 14 "the AI provider"): before each round it looks at
+// directory (docs/HOST-API.md "The AI provider"): before each round it looks at
 // model.json and model.key, and when either changed since the last look
 // (another file, size or modification time; `harness model set` or
 // PUT /v1/model wrote it) it loads the configuration again and builds a new provider. A

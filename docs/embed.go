@@ -1,6 +1,6 @@
 // Package docs embeds the project documents the binary serves itself:
 // PluginLanguage is docs/PLUGIN-LANGUAGE.md, which the assistant's
-// plugins__reference tool returns (issue 13: generated from the document,
+// plugins__reference tool returns (generated from the document,
 // so it cannot drift).
 package docs
 

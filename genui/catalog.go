@@ -4,7 +4,7 @@ import "sort"
 
 // PropKind is the type of a component prop. Every kind except KindName, KindAction, KindNode
 // and KindNodes may also be given as a template string ("${expr}"); a template that is exactly
-// one ${expr} keeps the value's type (SPEC-DECISIONS §3), so "${data.free.rooms}" can fill a
+// one ${expr} keeps the value's type (docs/DECISIONS.md §3), so "${data.free.rooms}" can fill a
 // list prop.
 type PropKind string
 

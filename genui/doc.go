@@ -9,7 +9,7 @@
 //
 // A node is an object whose "type" names a catalogue component; its other keys are the
 // component's props. String props are templates in the plugin expression language
-// (SPEC-DECISIONS §3) over data.*, the list item, t.* (the strings table in the viewer's
+// (docs/DECISIONS.md §3) over data.*, the list item, t.* (the strings table in the viewer's
 // language) and host.size, host.locale and host.now; "when" hides a node when falsy.
 //
 // The catalogue is defined once, in Go (Catalog). The JSON Schema (Schema), the component table

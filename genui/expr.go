@@ -8,7 +8,7 @@ import (
 )
 
 // env parses and checks templates with the plugin expression language and its standard
-// library (SPEC-DECISIONS §2, §3, §5). An Env is safe for concurrent use and caches by source.
+// library (docs/DECISIONS.md §2, §3, §5). An Env is safe for concurrent use and caches by source.
 var env = stdlib.NewEnv()
 
 func init() {

@@ -69,7 +69,7 @@ func TestDocsTable(t *testing.T) {
 	t.Errorf("%s: the component table is out of date; run go test ./genui -run TestDocsTable -update", docsPath)
 }
 
-// TestCatalogComplete pins the components the host must offer (issue 7) and basic catalogue
+// TestCatalogComplete pins the components the host must offer (docs/GENUI.md "Components") and basic catalogue
 // hygiene: unique names, unique props, enums only on enum props.
 func TestCatalogComplete(t *testing.T) {
 	want := []string{"Text", "Markdown", "Stat", "Ring", "Sparkline", "Icon", "Chip", "Row", "Column",

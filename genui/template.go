@@ -23,7 +23,7 @@ type templateIssue struct {
 	msg string
 }
 
-// splitTemplate finds the ${expr} segments of a template (SPEC-DECISIONS §3; $${ is a literal
+// splitTemplate finds the ${expr} segments of a template (docs/DECISIONS.md §3; $${ is a literal
 // ${). It tracks quotes, template literals and comments inside an expression so that a } in a
 // string does not end it. single reports whether the template is exactly one ${expr}.
 func splitTemplate(s string) (segs []segment, single bool, issues []templateIssue) {

@@ -273,7 +273,7 @@ func (v *validator) sizes(j *jvalue) {
 }
 
 // duration reads a duration such as "30s", "10m", "2h", "1d" or a number of seconds
-// (SPEC-DECISIONS §6) and returns it in seconds.
+// (docs/DECISIONS.md §6) and returns it in seconds.
 func (v *validator) duration(j *jvalue, path string) (int, bool) {
 	switch j.kind {
 	case jNumber:

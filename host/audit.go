@@ -9,7 +9,7 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// AuditEntry is one tool call in the audit log (issue 4 "State": who, what,
+// AuditEntry is one tool call in the audit log (docs/HOST-API.md "Tools and permissions": who, what,
 // effect, outcome, duration). Outcome is "ok", "error", "refused",
 // "confirm" (a confirmation was asked for; its answer is a later entry),
 // "approved" (the person said yes to a confirmation: Error names it and why it
@@ -170,7 +170,7 @@ const (
 	// AuditRetention is how long audit entries are kept.
 	AuditRetention = 90 * 24 * time.Hour
 	// StaleKVRetention is how long an expired KV entry is kept for `cache`
-	// staleOnError after it expired (SPEC-DECISIONS §10 keeps it until it is
+	// staleOnError after it expired (docs/DECISIONS.md §10 keeps it until it is
 	// overwritten; a host may drop it later, interp/kvstore.PurgeExpired).
 	StaleKVRetention = 7 * 24 * time.Hour
 )

@@ -11,7 +11,7 @@ import (
 
 // BenchmarkToolCall compares a read tool run through the host (lookup,
 // permission check, audit row) with the bare interpreter on the same
-// plugin; the difference is the host's overhead (issue 4: ≤ 1 ms).
+// plugin; the difference is the host's overhead (goal ≤ 1 ms, docs/PERFORMANCE.md "Host").
 func BenchmarkToolCall(b *testing.B) {
 	t := &testing.T{}
 	e := newEnvDir(t, b.TempDir(), demo("1.0.0"))

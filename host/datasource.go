@@ -12,7 +12,7 @@ import (
 )
 
 // DataValue is one data source's value as the dashboard reads it (seed 004
-// "Optional fields": dataSources add live data; issue 4 "Data sources"):
+// "Optional fields": dataSources add live data; docs/HOST-API.md "Plugins"):
 // the value, when it was fetched, and whether it is past its ttl. Error is
 // set when a refresh failed and an older value is returned instead.
 type DataValue struct {

@@ -1,5 +1,5 @@
 // Package host is the app side of PKU harness without the chat and the
-// screens (issue 4): it keeps the installed plugins in one SQLite database
+// screens (docs/HOST-API.md): it keeps the installed plugins in one SQLite database
 // (package host/store), shows what a plugin may reach before it is
 // installed, updates it by the seed's rules, decides who may run which tool,
 // and runs tools with the host's KV, campus client and abilities.
@@ -11,7 +11,7 @@
 //     bundled official documents (package plugins) on first start.
 //   - Updates (seed 004 "Updates"): Update, AutoUpdate (at most once a day,
 //     per-plugin switch), AcceptUpdate for a held widening update, Rollback.
-//   - Permissions (issue 4; seed 003 "工具与 schema"): a Mode per plugin per
+//   - Permissions (docs/HOST-API.md "Tools and permissions"; seed 003 "工具与 schema"): a Mode per plugin per
 //     effect; actors user, agent and scheduler; Decide is the whole rule.
 //     Call returns a Confirmation when the agent must ask; userOnly tools are
 //     refused to the agent and the scheduler; an untrusted result — every
@@ -28,7 +28,7 @@
 //   - The audit log records every call: who, what, effect, outcome,
 //     duration.
 //
-// Remote plugins (kind "remote", issue 5) come from a Remotes that package
+// Remote plugins (kind "remote", docs/HOST-API.md "Remote plugins") come from a Remotes that package
 // mcpx gives New with WithRemotes: List, Show, AgentTools, Call, Confirm,
 // Modes, SetMode, SetEnabled and Remove treat them as Community plugins
 // whose tools are all untrusted.

@@ -15,7 +15,7 @@ import (
 )
 
 // Host keeps the installed plugins and runs their tools for the user, the
-// agent and the scheduler (issue 4). It is safe for concurrent use; several
+// agent and the scheduler (docs/HOST-API.md). It is safe for concurrent use; several
 // Hosts (a CLI command and `harness serve`) may share one store.
 type Host struct {
 	db        *store.DB

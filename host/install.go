@@ -15,7 +15,7 @@ import (
 )
 
 // Install installs the plugin whose review had content hash hash: exactly
-// the files that were reviewed, nothing else (issue 4 "Install"). When the
+// the files that were reviewed, nothing else (docs/HOST-API.md "Plugins"). When the
 // review is no longer held in memory (another process reviewed it, or the
 // host restarted) and src is given, src is fetched again and installed only
 // if its hash is still hash; otherwise the error is a *Conflict saying the
@@ -95,7 +95,7 @@ func removedKey(id string) string { return "official-removed:" + id }
 
 // InstallOfficial installs the bundled official documents (package plugins)
 // that are not installed, marked Official with their GitHub link as source
-// (issue 4 "Official plugins"). An official plugin the user removed stays
+// (docs/HOST-API.md "Plugins"). An official plugin the user removed stays
 // removed. When the bundled copy of an installed official plugin is a newer
 // version, it is offered as an update by the rules of Update. The built-in
 // plugins (WithBuiltins) are installed first, the same way; a built-in

@@ -65,7 +65,7 @@ func (e *Unreadable) Error() string { return fmt.Sprintf("host: %s: %v", e.Sourc
 func (e *Unreadable) Unwrap() error { return e.Err }
 
 // Invalid is the error for a plugin that does not validate; Diagnostics
-// holds its errors (SPEC-DECISIONS §7).
+// holds its errors (docs/DECISIONS.md §7).
 type Invalid struct {
 	Source      string
 	Diagnostics []diag.Diagnostic

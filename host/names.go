@@ -7,7 +7,7 @@ import (
 )
 
 // ModelNameMax is the longest tool name the common model-provider rule
-// ^[A-Za-z0-9_-]{1,64}$ allows (issue 5).
+// ^[A-Za-z0-9_-]{1,64}$ allows.
 const ModelNameMax = 64
 
 // ModelName returns the name a model sees for a plugin's tool: "<id>__<tool>"
@@ -21,7 +21,7 @@ const ModelNameMax = 64
 //     the first 8 hex digits of the SHA-256 of the full name from step 1
 //     (55 + 1 + 8 = 64).
 //
-// Plugin ids (≤ 41) and tool names (≤ 40, SPEC-DECISIONS §7) are ASCII, so
+// Plugin ids (≤ 41) and tool names (≤ 40, docs/DECISIONS.md §7) are ASCII, so
 // step 1 only matters for remote tools; the hash in step 3 keeps two long
 // names with the same first 55 characters apart. Callers still check the
 // whole list for duplicates.

@@ -10,7 +10,7 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// Actor is who asks for a tool call (issue 4 "Permissions"; seed 003
+// Actor is who asks for a tool call (docs/HOST-API.md "Tools and permissions"; seed 003
 // "工具与 schema"): a person's own tap, the assistant, or a scheduled task.
 type Actor string
 
@@ -37,8 +37,8 @@ func ParseActor(s string) (Actor, error) {
 	return "", fmt.Errorf("unknown actor %q (use user, agent or scheduler)", s)
 }
 
-// Mode is a plugin's permission mode for one effect (issue 4
-// "Permissions"): ModeAuto runs without asking, ModeAsk asks the user
+// Mode is a plugin's permission mode for one effect (docs/HOST-API.md
+// "Tools and permissions"): ModeAuto runs without asking, ModeAsk asks the user
 // first when the agent calls, ModeDeny refuses every actor.
 type Mode string
 
@@ -72,8 +72,8 @@ func (m Mode) strictness() int {
 	return 2
 }
 
-// DefaultModes returns the starting mode of each effect for a plugin (issue
-// 4; seed 004 "Install links"): an Official plugin takes its defaultModes,
+// DefaultModes returns the starting mode of each effect for a plugin (seed
+// 004 "Install links"; docs/HOST-API.md "Tools and permissions"): an Official plugin takes its defaultModes,
 // and read auto, the rest ask for effects it does not name; a Community
 // plugin starts with read auto and write, money and public at ask, and its
 // defaultModes may only make a mode stricter.

@@ -13,11 +13,11 @@ import (
 )
 
 // KindRemote is Installed.Kind for a remote plugin: an MCP server over
-// Streamable HTTP (issue 5) that the host does not run itself.
+// Streamable HTTP (docs/HOST-API.md "Remote plugins") that the host does not run itself.
 const KindRemote = "remote"
 
-// Remotes is where the host finds remote plugins (issue 5 "remote
-// plugins"). Package mcpx implements it over its own table and registers it
+// Remotes is where the host finds remote plugins (docs/HOST-API.md
+// "Remote plugins"). Package mcpx implements it over its own table and registers it
 // with WithRemotes, so the host lists remote plugins and their tools beside
 // its own and runs their calls through Decide, confirmations, taint and the
 // audit log, without knowing MCP. Errors of Get for an unknown id are

@@ -20,7 +20,7 @@ var officialNames = func() []string { return plugins.Names }
 // new version is written and before it commits (the SIGKILL test).
 var testHookInUpdate func()
 
-// Update statuses (issue 4 "Updates"; seed 004 "Updates").
+// Update statuses (seed 004 "Updates"; docs/HOST-API.md "Plugins").
 const (
 	StatusCurrent   = "current"    // same content hash: nothing happened
 	StatusApplied   = "applied"    // content changed, declarations not wider: applied
@@ -388,7 +388,7 @@ func (h *Host) AutoUpdate(ctx context.Context) ([]*UpdateOutcome, error) {
 
 // Widened lists, in words, how the declarations next are wider than old
 // (seed 004 "Updates": "a new campus service, host or ability, or a
-// stronger effect"; issue 4: "a new tool stronger than read"). It also
+// stronger effect"; also a new tool stronger than read). It also
 // counts a new Cloud service, a changed remote server, a tool that is no
 // longer userOnly, and a tool that is not userOnly newly reaching a userOnly
 // one through `call` (ToolDecl.CallsUserOnly). An empty list means the update may be applied

@@ -1,5 +1,5 @@
 // Package interp runs the tools of a loaded plugin: the step interpreter of
-// the plugin language (seed 004 "Tools" and "Steps"; SPEC-DECISIONS §4, §6,
+// the plugin language (seed 004 "Tools" and "Steps"; docs/DECISIONS.md §4, §6,
 // §10), its run limits, and the sandboxed HTTP client every request goes
 // through.
 //

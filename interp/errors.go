@@ -8,7 +8,7 @@ import (
 	"github.com/pkuinfo/harness/lang/diag"
 )
 
-// Error kinds, the values of error.kind inside a `catch` (SPEC-DECISIONS §4).
+// Error kinds, the values of error.kind inside a `catch` (docs/DECISIONS.md §4).
 const (
 	KindCheck      = "check"      // a check step failed
 	KindHTTP       = "http"       // a request was refused, failed, or got a non-2xx status
@@ -71,7 +71,7 @@ func errf(kind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 
-// limitErr returns the error for a limit, in the SPEC-DECISIONS §10 form
+// limitErr returns the error for a limit, in the docs/DECISIONS.md §10 form
 // "WHAT: GOT, the limit is LIMIT".
 func limitErr(what, got, limit string) *Error {
 	return &Error{Kind: KindLimit, Msg: fmt.Sprintf("%s: %s, the limit is %s", what, got, limit)}

@@ -30,7 +30,7 @@ func compileSelector(sel string) (cascadia.Selector, error) {
 	return s, nil
 }
 
-// extract picks items out of HTML (SPEC-DECISIONS §6, §10): every element
+// extract picks items out of HTML (docs/DECISIONS.md §6, §10): every element
 // matching Each under From becomes an object with one entry per field,
 // each the value of `selector | pipe | pipe`. At most Limit items when
 // Limit > 0.

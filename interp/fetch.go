@@ -25,7 +25,7 @@ import (
 	"github.com/pkuinfo/harness/lang/stdlib"
 )
 
-// httpReq is one rendered request of a request step (SPEC-DECISIONS §6).
+// httpReq is one rendered request of a request step (docs/DECISIONS.md §6).
 type httpReq struct {
 	Campus      string // campus service, or "" for a public request
 	Method      string
@@ -40,7 +40,7 @@ type httpReq struct {
 type param struct{ Name, Value string }
 
 // fullURL returns URL with Query appended, each value encoded as
-// encodeURIComponent does (SPEC-DECISIONS §10). A query written into the
+// encodeURIComponent does (docs/DECISIONS.md §10). A query written into the
 // URL itself (`?b=${input.building}`) keeps its separators, but bytes that
 // may not appear in a query (spaces, non-ASCII text, quotes…) are
 // percent-encoded so the request line stays valid.
@@ -362,7 +362,7 @@ func unwrapURLErr(err error) error {
 
 // decodeText returns the body as UTF-8 text, decoded from the charset the
 // reply declares in its Content-Type header or, for HTML, a <meta> tag
-// (SPEC-DECISIONS §6, §10). GBK and GB2312 are read as GB18030. A leading
+// (docs/DECISIONS.md §6, §10). GBK and GB2312 are read as GB18030. A leading
 // byte-order mark is dropped.
 func decodeText(body []byte, contentType string) string {
 	enc, name, _ := charset.DetermineEncoding(body, contentType)

@@ -209,7 +209,7 @@ func checkField(ctx context.Context, t *plugin.Tool, env *expr.Env, f *plugin.In
 	return v, nil
 }
 
-// typeName names a value's type for a person: the SPEC-DECISIONS §5
+// typeName names a value's type for a person: the docs/DECISIONS.md §5
 // typeOf name.
 func typeName(v any) string { return expr.TypeOf(v) }
 

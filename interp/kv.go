@@ -16,7 +16,7 @@ type QuotaError struct {
 }
 
 // Error says which write went over and by how much, in the limit form of
-// SPEC-DECISIONS §10.
+// docs/DECISIONS.md §10.
 func (e *QuotaError) Error() string {
 	return fmt.Sprintf("kv: writing %q would use %d bytes in all, the limit is 256 KB", e.Key, e.Total)
 }
@@ -47,7 +47,7 @@ func (r *run) store() (KV, error) {
 	return r.o.KV, nil
 }
 
-// kv runs a kv step (SPEC-DECISIONS §6, §10): get returns the value or null
+// kv runs a kv step (docs/DECISIONS.md §6, §10): get returns the value or null
 // (an expired entry reads as null), set stores the value with an optional
 // ttl and returns it, delete removes the key and returns null.
 func (r *run) kv(ctx context.Context, s *scope, st *plugin.Step) (any, error) {
@@ -98,7 +98,7 @@ func (r *run) kv(ctx context.Context, s *scope, st *plugin.Step) (any, error) {
 	return nil, errf(KindExpression, "kv: unknown operation %q (use get, set or delete)", st.KV)
 }
 
-// cache runs a cache step (SPEC-DECISIONS §6, §10): a fresh entry under
+// cache runs a cache step (docs/DECISIONS.md §6, §10): a fresh entry under
 // the key is the value, without running the steps; otherwise the steps
 // run (in a block whose bindings become visible only on success) and their
 // value (return, or the last step's) is stored with an expiry of now + ttl.

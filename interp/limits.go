@@ -3,9 +3,9 @@ package interp
 import "time"
 
 // The fixed limits of one run (seed 004 "Steps": "Every run has fixed
-// limits"; SPEC-DECISIONS §2, §6). A `call` step shares its caller's run and
+// limits"; docs/DECISIONS.md §2, §6). A `call` step shares its caller's run and
 // so its limits. Each limit's error names it and its number, in the form
-// `each: 60 items, the limit is 50` (SPEC-DECISIONS §10).
+// `each: 60 items, the limit is 50` (docs/DECISIONS.md §10).
 const (
 	MaxSteps      = 200              // steps executed, counting nested and called ones
 	MaxRequests   = 60               // HTTP requests sent (public and campus)

@@ -65,7 +65,7 @@ var (
 
 // hostAllowed reports whether host (lower case, no port) matches one of the
 // manifest's network entries (seed 004 "What the plugin declares",
-// SPEC-DECISIONS §6): "example.com" matches only itself; "*.example.com"
+// docs/DECISIONS.md §6): "example.com" matches only itself; "*.example.com"
 // matches any subdomain of example.com but not example.com itself.
 func hostAllowed(network []string, host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")

@@ -18,7 +18,7 @@ import (
 
 // Run runs one tool of a loaded plugin with the given input and returns its
 // result, an expr value that is plain JSON (seed 004 "Tools" and "Steps";
-// SPEC-DECISIONS §4, §6, §10). p must have loaded without errors
+// docs/DECISIONS.md §4, §6, §10). p must have loaded without errors
 // (diag.HasErrors false): Run trusts the validator for the static rules
 // and checks at run time only what depends on values.
 //
@@ -247,7 +247,7 @@ type toolCtx struct {
 	srv   *serverRun // a server function's secrets and caller; nil for a tool
 }
 
-// scope is the variables of one level of a run (SPEC-DECISIONS §4): a tool
+// scope is the variables of one level of a run (docs/DECISIONS.md §4): a tool
 // body, an each iteration, a try or catch block. It implements expr.Vars.
 // A scope is written only by the goroutine running its steps; children
 // read their parents, which do not change while children run.
@@ -458,7 +458,7 @@ func (r *run) render(ctx context.Context, s expr.Vars, f *plugin.TemplateField) 
 	return v, nil
 }
 
-// renderText renders a template field to a string (SPEC-DECISIONS §3).
+// renderText renders a template field to a string (docs/DECISIONS.md §3).
 func (r *run) renderText(ctx context.Context, s expr.Vars, f *plugin.TemplateField) (string, error) {
 	v, err := r.render(ctx, s, f)
 	if err != nil {
@@ -558,7 +558,7 @@ func (r *run) exec(ctx context.Context, s *scope, st *plugin.Step, depth int) (a
 
 // try runs st.Try in a child scope; on success its bindings become
 // visible, on failure they are discarded and st.Catch runs with `error`
-// ({ message, kind }) in scope (SPEC-DECISIONS §4). A cancelled or expired
+// ({ message, kind }) in scope (docs/DECISIONS.md §4). A cancelled or expired
 // run is not caught.
 func (r *run) try(ctx context.Context, s *scope, st *plugin.Step, depth int) (any, error) {
 	c := s.child()
@@ -585,7 +585,7 @@ func (r *run) try(ctx context.Context, s *scope, st *plugin.Step, depth int) (an
 }
 
 // call runs another tool of the same plugin with the run's limits
-// (SPEC-DECISIONS §6).
+// (docs/DECISIONS.md §6).
 func (r *run) call(ctx context.Context, s *scope, st *plugin.Step, depth int) (any, error) {
 	callee := r.p.Tool(st.Call)
 	if callee == nil {

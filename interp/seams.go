@@ -22,7 +22,7 @@ type CampusClient interface {
 }
 
 // AbilityCall is one call of a host ability from an `ability: group.op`
-// step (seed 004 "Host abilities", SPEC-DECISIONS §6). Args is the value of
+// step (seed 004 "Host abilities", docs/DECISIONS.md §6). Args is the value of
 // the step's args expression (an expr value: nil, bool, float64, string,
 // []any or *expr.Object). The interpreter has already checked that Group is
 // declared in the manifest's abilities and that the op's effect is not
@@ -57,7 +57,7 @@ func (e Entry) Expired(now time.Time) bool {
 
 // KVQuota is the KV storage a plugin may use in all, in bytes, measured as
 // the sum over its entries of len(key) + len(JSON encoding of the value)
-// (seed 004 "Steps": 256 KB of KV storage per plugin; SPEC-DECISIONS §6).
+// (seed 004 "Steps": 256 KB of KV storage per plugin; docs/DECISIONS.md §6).
 // Expired entries count until they are overwritten or deleted (§10).
 const KVQuota = 256 * 1024
 
@@ -66,7 +66,7 @@ const KVQuota = 256 * 1024
 var ErrQuota = errors.New("kv: the limit is 256 KB per plugin")
 
 // KV is a plugin's key-value storage, used by `kv` and `cache` steps
-// (SPEC-DECISIONS §6, §10). Keys are scoped by plugin id. Implementations
+// (docs/DECISIONS.md §6, §10). Keys are scoped by plugin id. Implementations
 // must be safe for concurrent use; see package interp/kvstore.
 type KV interface {
 	// Get returns the entry under key, expired or not (cache staleOnError
@@ -84,7 +84,7 @@ type KV interface {
 
 // RequestRecord describes one request a run sent, after templates were
 // rendered and before it reached the transport or the CampusClient. Replay
-// tests compare these with expectRequests (SPEC-DECISIONS §8). Redirects
+// tests compare these with expectRequests (docs/DECISIONS.md §8). Redirects
 // that the client follows are not recorded separately.
 type RequestRecord struct {
 	Campus string      // campus service name, or "" for a public request

@@ -13,7 +13,7 @@ import (
 )
 
 // buildRequest renders a request's templates into an httpReq
-// (SPEC-DECISIONS §6): query and headers are objects whose null values are
+// (docs/DECISIONS.md §6): query and headers are objects whose null values are
 // left out and whose list values repeat the name; body is text, json is
 // sent as application/json, form as application/x-www-form-urlencoded.
 func (r *run) buildRequest(ctx context.Context, s expr.Vars, rq *plugin.Request) (*httpReq, error) {
@@ -127,7 +127,7 @@ func (r *run) send(ctx context.Context, h *httpReq, as, let string) (any, *reply
 	if err != nil {
 		return nil, nil, err
 	}
-	// Reading a reply is work in proportion to its size (SPEC-DECISIONS §2).
+	// Reading a reply is work in proportion to its size (docs/DECISIONS.md §2).
 	if err := r.budget.Charge(1 + len(rep.Body)/1024); err != nil {
 		return nil, nil, err
 	}
@@ -159,7 +159,7 @@ func (r *run) request(ctx context.Context, s expr.Vars, rq *plugin.Request, as, 
 
 // each runs its body once per item of a list of at most MaxEachItems, with
 // up to Concurrency items at once, and returns the results in list order
-// (seed 004 "Steps"; SPEC-DECISIONS §6). The first failure cancels the
+// (seed 004 "Steps"; docs/DECISIONS.md §6). The first failure cancels the
 // items still running and is the step's error.
 func (r *run) each(ctx context.Context, s *scope, st *plugin.Step, depth int) (any, error) {
 	lv, err := r.eval(ctx, s, st.Each)
@@ -254,7 +254,7 @@ func (r *run) each(ctx context.Context, s *scope, st *plugin.Step, depth int) (a
 }
 
 // paginate repeats a request while `next` gives another page (seed 004
-// "Steps"; SPEC-DECISIONS §6, §10). It stops quietly when next is null,
+// "Steps"; docs/DECISIONS.md §6, §10). It stops quietly when next is null,
 // when next repeats a request already made, or after max pages; without a
 // written max, needing a 31st page is a limit error.
 func (r *run) paginate(ctx context.Context, s *scope, st *plugin.Step) (any, error) {
@@ -328,7 +328,7 @@ func (h *httpReq) identity() string {
 // nextRequest applies paginate's next value to the previous request: a URL
 // string (resolved against the reply's URL) replaces the URL and its query;
 // an object merges query and headers key by key (null removes a key) and
-// replaces url, method, body, json and form (SPEC-DECISIONS §10).
+// replaces url, method, body, json and form (docs/DECISIONS.md §10).
 func nextRequest(prev *httpReq, replyURL string, nx any, ch expr.Charger) (*httpReq, error) {
 	h := *prev
 	h.Query = append([]param(nil), prev.Query...)

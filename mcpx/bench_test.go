@@ -53,7 +53,7 @@ func BenchmarkCallHostToolNoSync(b *testing.B) {
 
 // BenchmarkHostCallDirect is the same call as BenchmarkCallHostTool made
 // straight through Host.Call (as the agent, one turn): the difference
-// between the two is what MCP adds (issue 11: at most 0.5 ms).
+// between the two is what MCP adds (goal at most 0.5 ms, docs/PERFORMANCE.md "Host").
 func BenchmarkHostCallDirect(b *testing.B) {
 	e := newTestEnv(b)
 	in, err := expr.FromJSON(json.RawMessage(`{"from":"燕园","at":"2026-12-01 07:30"}`))

@@ -1,5 +1,5 @@
 // Package mcpx connects PKU harness to the Model Context Protocol in both
-// directions (issue 5), with the official Go SDK
+// directions (docs/HOST-API.md: /mcp and "Remote plugins"), with the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk/mcp):
 //
 //   - Server (server.go, http.go, stdio.go): the host's tools for any MCP

@@ -29,8 +29,8 @@ const SessionIdle = 30 * time.Minute
 // beyond it is answered 503 (with Retry-After) until one ends or idles out.
 const MaxSessions = 64
 
-// Handler serves s over Streamable HTTP (issue 5 "/mcp on harness serve";
-// sessions, issue 11). A request body is at most MaxLine bytes.
+// Handler serves s over Streamable HTTP (/mcp on harness serve, with
+// sessions; docs/HOST-API.md). A request body is at most MaxLine bytes.
 // A client that initializes gets a session (Mcp-Session-Id): its requests
 // share one turn, so the taint of an untrusted result and elicitation carry
 // across requests, and it may open the GET stream for notifications

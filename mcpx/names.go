@@ -8,7 +8,7 @@ import (
 )
 
 // ModelNameMax is the longest tool name the common model-provider rule
-// ^[A-Za-z0-9_-]{1,64}$ allows (issue 5): host.ModelNameMax.
+// ^[A-Za-z0-9_-]{1,64}$ allows: host.ModelNameMax.
 const ModelNameMax = host.ModelNameMax
 
 // modelNameRe is the model-provider rule for tool names.
@@ -60,7 +60,7 @@ func RemoteToolName(name string) string {
 // RemotePluginID is the plugin id of a remote server named serverName:
 // "mcp-" and the name lower-cased, with characters outside [a-z0-9-] as
 // "-", cut so that the id has at most 41 characters (the registry id rule
-// of SPEC-DECISIONS §7). ok is false when nothing usable is left (an empty
+// of docs/DECISIONS.md §7). ok is false when nothing usable is left (an empty
 // or all-punctuation name).
 func RemotePluginID(serverName string) (id string, ok bool) {
 	var b strings.Builder

@@ -17,7 +17,7 @@ var schemaKeywords = map[string]bool{
 }
 
 // PlainSchema returns a copy of a JSON Schema (decoded JSON: maps, slices,
-// strings, float64, json.RawMessage) in the plain subset issue 5 asks for:
+// strings, float64, json.RawMessage) in the plain subset every MCP client accepts:
 // no $ref/$defs, no anyOf/oneOf/allOf/not, no type arrays. $ref is resolved
 // against the root's $defs/definitions (at most 16 levels; a deeper or
 // unknown reference becomes {}); a type array keeps its first type other

@@ -17,7 +17,7 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// Tool is one tool the server offers (issue 5 "MCP server"): the model name,
+// Tool is one tool the server offers (docs/HOST-API.md, /mcp): the model name,
 // where it lives, what people and the model read about it, and its input as
 // a plain JSON Schema.
 type Tool struct {
@@ -72,7 +72,7 @@ func (a *Ask) how() string {
 // one): the tools the assistant may use, the instructions, calls as the
 // agent, and answers to confirmations. Errors from Call and Confirm are
 // shown to the client as the tool's error message. turn names the agent's
-// turn for taint (issue 4): Server uses one turn per *mcp.Server it builds,
+// turn for taint (docs/DECISIONS.md §11 "Untrusted"): Server uses one turn per *mcp.Server it builds,
 // which is the whole session of `harness mcp` and one request on stateless
 // HTTP.
 type Backend interface {
@@ -194,7 +194,7 @@ func NewServer(b Backend, opts Options) *Server {
 // installed, removed or switched while a client is connected show up, with
 // notifications/tools/list_changed.
 //
-// The taint of untrusted results (issue 4) follows the client's turn: on a
+// The taint of untrusted results (docs/DECISIONS.md §11 "Untrusted") follows the client's turn: on a
 // stateful session, the session (its Mcp-Session-Id on HTTP; the whole
 // stream on stdio); on stateless HTTP, the client as Handler names it (its
 // token, else its address), so that a client that keeps no session is

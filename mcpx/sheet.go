@@ -10,7 +10,7 @@ import (
 )
 
 // WriteSheet writes the review sheet of a remote plugin, shown before
-// add-remote installs it (issue 5; seed 003 "App 会连接服务器,列出你的工具,
+// add-remote installs it (docs/HOST-API.md "Remote plugins"; seed 003 "App 会连接服务器,列出你的工具,
 // 并在插件页面上显示每个工具的效果"): the plugin id, the server, whether a
 // token is kept, that it is a Community plugin reaching only its server,
 // each tool with its effect and starting mode, and the instructions the

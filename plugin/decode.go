@@ -280,7 +280,7 @@ func (f *fileDec) value(n *yaml.Node, what, step string) (any, bool) {
 
 var durationRe = regexp.MustCompile(`^(\d+)(s|m|h|d)$`)
 
-// duration reads "30s", "10m", "2h", "1d" or a number of seconds (SPEC-DECISIONS §6).
+// duration reads "30s", "10m", "2h", "1d" or a number of seconds (docs/DECISIONS.md §6).
 func (f *fileDec) duration(n *yaml.Node, what, step string) (time.Duration, bool) {
 	if n == nil {
 		return 0, false
@@ -308,7 +308,7 @@ func (f *fileDec) duration(n *yaml.Node, what, step string) (time.Duration, bool
 }
 
 // exprField parses an expression field. A map or list where an expression belongs gets the
-// "quote the expression" hint (SPEC-DECISIONS §7).
+// "quote the expression" hint (docs/DECISIONS.md §7).
 func (f *fileDec) exprField(n *yaml.Node, what, step string, env *expr.Env) *ExprField {
 	if n == nil {
 		return nil

@@ -9,7 +9,7 @@
 //     keeps its position.
 //   - The decoder (decode.go) turns nodes into Manifest, Tool and Step values, parsing every
 //     expression and template with the plugin's expr.Env.
-//   - The validator (validate.go) checks every rule of the seed and SPEC-DECISIONS §7, including
+//   - The validator (validate.go) checks every rule of the seed and docs/DECISIONS.md §7, including
 //     names in scope (§4), and reports all problems at once as Diagnostics
 //     ("FILE:LINE:COL: step: message").
 //   - The loader (load.go, fetch.go) reads a plugin from a folder or from any install link of the

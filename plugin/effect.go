@@ -5,7 +5,7 @@ import "fmt"
 // Effect is what a tool or a host-ability operation may do (seed "Tools": read, write, money,
 // public). Effects are partially ordered: EffectRead < EffectWrite < EffectMoney and
 // EffectRead < EffectWrite < EffectPublic; EffectMoney and EffectPublic are incomparable
-// (SPEC-DECISIONS §6). The zero value is not a valid effect.
+// (docs/DECISIONS.md §6). The zero value is not a valid effect.
 type Effect int
 
 // The four effects of the seed.

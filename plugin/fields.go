@@ -17,7 +17,7 @@ type ExprField struct {
 	Expr *expr.Expr // nil when Src did not parse
 }
 
-// TemplateField is a string field that is a template (SPEC-DECISIONS §3). Tmpl is nil when the
+// TemplateField is a string field that is a template (docs/DECISIONS.md §3). Tmpl is nil when the
 // source did not parse.
 type TemplateField struct {
 	Scalar
@@ -67,7 +67,7 @@ func (f *ExprField) Eval(ctx context.Context, vars expr.Vars, b *expr.Budget) (a
 }
 
 // Render renders the template: a string, or the expression's value when the template is exactly
-// one ${expr} (SPEC-DECISIONS §3). Errors are placed as in ExprField.Eval.
+// one ${expr} (docs/DECISIONS.md §3). Errors are placed as in ExprField.Eval.
 func (f *TemplateField) Render(ctx context.Context, vars expr.Vars, b *expr.Budget) (any, error) {
 	if f.Tmpl == nil {
 		return nil, &EvalError{File: f.File, Pos: f.Pos, Kind: "expression", Msg: "template did not parse"}

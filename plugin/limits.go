@@ -1,7 +1,7 @@
 package plugin
 
 // Run limits the validator checks statically (seed "Steps": "each runs over a list of at most 50
-// items, with 1 to 4 running at the same time … for at most 30 pages"; SPEC-DECISIONS §6).
+// items, with 1 to 4 running at the same time … for at most 30 pages"; docs/DECISIONS.md §6).
 // Package interp enforces the same numbers at run time.
 const (
 	// MaxConcurrency is the most items an each step runs at the same time.

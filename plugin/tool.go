@@ -52,7 +52,7 @@ func decodeConstants(f *fileDec, n *yaml.Node, what string, pos Positions) *expr
 }
 
 // decodeFunctions parses each function body and defines it in env, in written order, so a
-// function may call the ones before it (SPEC-DECISIONS §4).
+// function may call the ones before it (docs/DECISIONS.md §4).
 func decodeFunctions(f *fileDec, n *yaml.Node, what string, env *expr.Env, pos Positions) []*Function {
 	ps, _ := f.mapping(n, what, "")
 	var out []*Function

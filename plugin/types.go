@@ -47,7 +47,7 @@ func (p *Plugin) Tool(name string) *Tool {
 // "i18n.en.tools.free.title") to the position of its value in PLUGIN.md.
 type Manifest struct {
 	Spec        int    // must be 1
-	ID          string // ^[a-z0-9][a-z0-9-]{1,40}$ (SPEC-DECISIONS §7)
+	ID          string // ^[a-z0-9][a-z0-9-]{1,40}$ (docs/DECISIONS.md §7)
 	Name        string // shown to users (Chinese); required
 	Description string // 4 to 200 characters
 	Version     string // semantic version, e.g. 1.2.0
@@ -322,7 +322,7 @@ type Tool struct {
 	OnDemand  bool       // offered to the model only after plugins.use
 
 	// AllConstants is the shared constants overlaid with the tool's own (the tool's win), which
-	// is what `constants` and each constant's name mean inside the tool (SPEC-DECISIONS §4).
+	// is what `constants` and each constant's name mean inside the tool (docs/DECISIONS.md §4).
 	AllConstants *expr.Object
 	// Env is the plugin's Env plus the tool's own functions; parse and evaluate the tool's
 	// expressions with it.
@@ -469,7 +469,7 @@ func (s *Step) at(key string) diag.Pos {
 
 func (s *Step) setPos(key string, p diag.Pos) { s.pos = append(s.pos, keyPos{key, p}) }
 
-// Request is a request step's `request:` (SPEC-DECISIONS §6): either Campus plus a path in URL,
+// Request is a request step's `request:` (docs/DECISIONS.md §6): either Campus plus a path in URL,
 // or an absolute https URL on a network host. Query, Headers and Form are objects whose values
 // are templates; JSON is any value whose strings are templates. At most one of Body, JSON and
 // Form is set.
@@ -486,7 +486,7 @@ type Request struct {
 	Pos     diag.Pos       // position of the request map
 }
 
-// Paginate repeats Request while Next is not null (SPEC-DECISIONS §6, §10).
+// Paginate repeats Request while Next is not null (docs/DECISIONS.md §6, §10).
 type Paginate struct {
 	Request *Request   // the first page's request
 	Next    *ExprField // null to stop, a URL string, or an object merged into the request
@@ -495,7 +495,7 @@ type Paginate struct {
 	Pos     diag.Pos   // position of the paginate map
 }
 
-// Extract picks items out of HTML (SPEC-DECISIONS §6).
+// Extract picks items out of HTML (docs/DECISIONS.md §6).
 type Extract struct {
 	From   *ExprField      // HTML text or a node
 	Each   string          // CSS selector
@@ -520,7 +520,7 @@ type Pipe struct {
 	Arg  string // attr NAME, date LAYOUT, match REGEX; "" otherwise
 }
 
-// Cache is a cache step's `cache:` (SPEC-DECISIONS §6, §10).
+// Cache is a cache step's `cache:` (docs/DECISIONS.md §6, §10).
 type Cache struct {
 	Key          *TemplateField // KV key template
 	TTL          time.Duration  // > 0

@@ -18,7 +18,7 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// Patterns of SPEC-DECISIONS §7 and the seeds.
+// Patterns of docs/DECISIONS.md §7 and the seeds.
 var (
 	idRe        = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,40}$`)
 	toolNameRe  = regexp.MustCompile(`^[a-z][a-zA-Z0-9]{0,39}$`)
@@ -66,7 +66,7 @@ var ServerAbilities = []AbilityOp{
 var Modes = []string{"auto", "ask", "deny", "off"}
 
 // languageNames are bound by the language in every step of a tool or server function
-// (SPEC-DECISIONS §4); a constant or function may not take them. item, index, error, page,
+// (docs/DECISIONS.md §4); a constant or function may not take them. item, index, error, page,
 // pageIndex and items are bound only in their places; a let there may not hide them.
 var languageNames = []string{"input", "constants", "now", "secrets", "caller"}
 
@@ -80,7 +80,7 @@ var reservedWords = map[string]bool{
 	"with": true, "debugger": true, "default": true, "eval": true, "of": true, "static": true,
 }
 
-// Validate checks a loaded plugin against every rule of the seed and SPEC-DECISIONS §7 and the
+// Validate checks a loaded plugin against every rule of the seed and docs/DECISIONS.md §7 and the
 // names in scope of every expression and template (§4). It returns all problems at once, sorted,
 // warnings included (see HasErrors). Shape problems found while decoding (unknown fields, wrong
 // YAML types, parse errors) are reported by the loader, not here.
@@ -367,7 +367,7 @@ func CheckHost(h string) error {
 }
 
 // HostAllowed reports whether host matches one of the network entries: an exact name, or a
-// subdomain of a "*." entry (not its apex; SPEC-DECISIONS §6).
+// subdomain of a "*." entry (not its apex; docs/DECISIONS.md §6).
 func HostAllowed(host string, network []string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	for _, n := range network {
@@ -875,7 +875,7 @@ func (v *validator) step(tc *toolCtx, s *Step, sc *scope) *scope {
 	return sc
 }
 
-// bind adds a step's let to the scope, refusing names that are taken (SPEC-DECISIONS §4).
+// bind adds a step's let to the scope, refusing names that are taken (docs/DECISIONS.md §4).
 func (v *validator) bind(tc *toolCtx, s *Step, sc *scope) {
 	name := s.Let
 	errf := func(format string, args ...any) { v.terrAt(tc.t, s.Pos, s.Path, format, args...) }
@@ -902,7 +902,7 @@ func (v *validator) bind(tc *toolCtx, s *Step, sc *scope) {
 }
 
 // request checks a request's templates and, where they are literal, its URL against campus and
-// network (SPEC-DECISIONS §6).
+// network (docs/DECISIONS.md §6).
 func (v *validator) request(tc *toolCtx, s *Step, r *Request, what string, sc *scope) {
 	if r == nil {
 		return
@@ -972,7 +972,7 @@ func (v *validator) request(tc *toolCtx, s *Step, r *Request, what string, sc *s
 	}
 }
 
-// Pipes are the extract pipes and whether each takes an argument (SPEC-DECISIONS §6).
+// Pipes are the extract pipes and whether each takes an argument (docs/DECISIONS.md §6).
 var Pipes = map[string]string{
 	"text": "none", "html": "none", "attr": "required", "url": "none", "num": "none", "int": "none",
 	"date": "optional", "match": "required", "trim": "none", "lower": "none", "upper": "none",
@@ -1059,7 +1059,7 @@ func (v *validator) ability(tc *toolCtx, s *Step) {
 }
 
 // calls checks call steps: the callee exists, its effect is not stronger than the caller's, and
-// calls form no cycle (SPEC-DECISIONS §6).
+// calls form no cycle (docs/DECISIONS.md §6).
 func (v *validator) calls() {
 	byName := map[string]*Tool{}
 	for _, t := range v.p.Tools {
@@ -1363,7 +1363,7 @@ func (v *validator) ui() {
 }
 
 // i18n checks i18n.en: it may only name existing tools (and widgets, screens, commands, data
-// sources, settings); a missing English title or summary is a warning (SPEC-DECISIONS §7).
+// sources, settings); a missing English title or summary is a warning (docs/DECISIONS.md §7).
 func (v *validator) i18n() {
 	m := v.m
 	if !v.decoded() {

@@ -17,7 +17,7 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// Limits of the YAML layer (seed "Layout": at most 512 KB of loaded files; SPEC-DECISIONS §7).
+// Limits of the YAML layer (seed "Layout": at most 512 KB of loaded files; docs/DECISIONS.md §7).
 const (
 	// MaxTotalBytes caps the files one plugin loads, all together.
 	MaxTotalBytes = 512 << 10
@@ -208,7 +208,7 @@ func firstInvalidUTF8(b []byte) int {
 	return 0
 }
 
-// hardenYAML refuses what a plugin never needs and an attacker might use (SPEC-DECISIONS §7, issue
+// hardenYAML refuses what a plugin never needs and an attacker might use (docs/DECISIONS.md §7, issue
 // 3): anchors, aliases, explicit tags, merge keys, non-scalar keys, duplicate keys, and nesting
 // deeper than maxYAMLDepth. It reports every such problem and returns false when the tree must not
 // be decoded (an alias, a non-scalar key or too deep a nesting).
@@ -306,7 +306,7 @@ func yesNo(n *yaml.Node) bool {
 	return false
 }
 
-// yamlValue converts a node to an expression value (SPEC-DECISIONS §1): null, bool, float64,
+// yamlValue converts a node to an expression value (docs/DECISIONS.md §1): null, bool, float64,
 // string, []any, *expr.Object with keys in written order.
 func yamlValue(n *yaml.Node) (any, error) {
 	switch n.Kind {

@@ -19,7 +19,7 @@ const maxDiffLines = 20
 // Diff explains how got differs from want, one line per difference, each naming the path from
 // the root `$`: `$.rooms[2].seats: got 40, want 50`, `$.rooms: got 3 items, want 4`,
 // `$.extra: got 1, not expected`, `$.name: missing, want "一教"`. Object keys are compared
-// regardless of order. Both sides are compared as the JSON a result is written as (SPEC-DECISIONS
+// regardless of order. Both sides are compared as the JSON a result is written as (docs/DECISIONS.md
 // §1): NaN and ±Infinity are null, so `expect: null` matches a result of 0/0. It returns nil when
 // the two values are then equal by expr.Equal.
 func Diff(got, want any) []string {

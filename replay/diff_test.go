@@ -90,7 +90,7 @@ func TestShow(t *testing.T) {
 	}
 }
 
-// TestDiffNaNIsNull: a result is written as JSON, where NaN and ±Infinity are null (SPEC-DECISIONS
+// TestDiffNaNIsNull: a result is written as JSON, where NaN and ±Infinity are null (docs/DECISIONS.md
 // §1), so `expect: null` matches them, `.nan` still does, and the values compared are not changed.
 func TestDiffNaNIsNull(t *testing.T) {
 	obj := expr.NewObject(3)

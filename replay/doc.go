@@ -1,4 +1,4 @@
-// Package replay runs a plugin's recorded tests (tests/*.yaml, SPEC-DECISIONS §8): it decodes
+// Package replay runs a plugin's recorded tests (tests/*.yaml, docs/DECISIONS.md §8): it decodes
 // the test files with positions, answers the tool's requests from the recorded responses
 // through a fake http.RoundTripper and a fake interp.CampusClient, answers host abilities from
 // the test's `abilities:` map, starts each test from its own in-memory KV and a fixed clock, runs

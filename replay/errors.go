@@ -9,7 +9,7 @@ import (
 )
 
 // Error is one problem in a test file, at a position in that file. It prints as
-// `FILE:LINE:COL: message` (SPEC-DECISIONS §7). Pos.Col 0 means the position is known only to
+// `FILE:LINE:COL: message` (docs/DECISIONS.md §7). Pos.Col 0 means the position is known only to
 // the line, Pos.Line 0 that it is not known.
 type Error struct {
 	File string   // the test file as displayed

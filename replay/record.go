@@ -68,7 +68,7 @@ func (r *Recorder) Exchanges() []Exchange {
 	return append([]Exchange(nil), r.exchanges...)
 }
 
-// RecordedTest is a live run to be written as a test document (SPEC-DECISIONS §8).
+// RecordedTest is a live run to be written as a test document (docs/DECISIONS.md §8).
 type RecordedTest struct {
 	Name      string     // the test's name
 	Tool      string     // the tool that ran

@@ -6,7 +6,7 @@ import (
 	"io"
 )
 
-// WriteText prints the report as `harness plugin test` does (SPEC-DECISIONS §9): one line per
+// WriteText prints the report as `harness plugin test` does (docs/DECISIONS.md §9): one line per
 // test, `ok   LABEL` or `FAIL LABEL` followed by its problems indented by four spaces, a
 // `?    ID [no tests]` line for each plugin without tests, a `?    NAME [not a folder]` line for
 // each file argument skipped, and last the line

@@ -21,7 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Case is one recorded test: one YAML document of a tests/*.yaml file (SPEC-DECISIONS §8).
+// Case is one recorded test: one YAML document of a tests/*.yaml file (docs/DECISIONS.md §8).
 // Values (Input, Expect, KV values, ability answers) are expr values: nil, bool, float64,
 // string, []any or *expr.Object.
 type Case struct {
@@ -95,7 +95,7 @@ type KVEntry struct {
 	Expires time.Time // zero: never
 }
 
-// Response is one recorded reply (SPEC-DECISIONS §8). It answers a request whose URL contains
+// Response is one recorded reply (docs/DECISIONS.md §8). It answers a request whose URL contains
 // Match, whose method equals Method (any method when ""), and which goes to the campus service
 // Campus (a public request when "").
 type Response struct {
@@ -454,7 +454,7 @@ func (d *decoder) value(n *yaml.Node, depth int) (any, bool) {
 	return nil, false
 }
 
-// beijing is UTC+8, the zone of a time written without one (SPEC-DECISIONS §10).
+// beijing is UTC+8, the zone of a time written without one (docs/DECISIONS.md §10).
 var beijing = time.FixedZone("CST", 8*3600)
 
 var timeLayouts = []string{

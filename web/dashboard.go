@@ -30,8 +30,8 @@ const MinRefresh = 60
 // eventsHeartbeat is how often a quiet dashboard stream sends a comment line.
 const eventsHeartbeat = 15 * time.Second
 
-// Dashboard is the host side of the dashboard's refresh (issue 14: "the host owns refresh:
-// refresh intervals honoured, no polling per widget beyond that"). POST /v1/ui/dashboard/events
+// Dashboard is the host side of the dashboard's refresh (the host owns refresh:
+// refresh intervals honoured, no polling per widget beyond that; docs/HOST-API.md "The web app"). POST /v1/ui/dashboard/events
 // is a Server-Sent Events stream for the cards a page shows: the host reads each card's
 // document from the board (the dashboard built-in, through Host.Call as the user), and at each
 // card's `refresh` interval it refreshes the card's data sources into its cache

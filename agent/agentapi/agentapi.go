@@ -1,5 +1,5 @@
-// Package agentapi puts the assistant on the host's JSON API (issue 13
-// "Faces"; docs/HOST-API.md "Conversations"): create, list, get and
+// Package agentapi puts the assistant on the host's JSON API (docs/HOST-API.md
+// "Conversations (the assistant)"): create, list, get and
 // delete conversations, post a message and receive the turn as
 // Server-Sent Events, answer a confirmation or a question, cancel a turn.
 // The routes are added to a host/api Server with its guard (token or

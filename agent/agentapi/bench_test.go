@@ -17,7 +17,7 @@ import (
 
 // BenchmarkFirstByteToEvent measures, over real HTTP on loopback, the time
 // from the provider writing its first chunk to the API's client reading
-// the first "text" event of the turn (issue 13: ≤ 5 ms). The metric is
+// the first "text" event of the turn (goal ≤ 5 ms, docs/PERFORMANCE.md "The assistant"). The metric is
 // ms/first-event; ns/op is the whole turn.
 func BenchmarkFirstByteToEvent(b *testing.B) {
 	ctx := context.Background()

@@ -1,5 +1,5 @@
-// Package builtins holds the assistant's own built-in plugins (issue 13
-// "Built-in plugins of the assistant"), on the built-in kind of package
+// Package builtins holds the assistant's own built-in plugins (docs/HOST-API.md
+// "Conversations (the assistant)", docs/BUILTIN-PLUGINS.md), on the built-in kind of package
 // host/builtin:
 //
 //   - plugins: the authoring tools of seed 003 "让 AI 帮你写插件"

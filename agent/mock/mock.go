@@ -8,7 +8,7 @@
 // reasoning_content delta first) unless the request sets stream false.
 //
 // The model is "mock-agent"; `harness model mock` serves it on
-// 127.0.0.1:8789 (DefaultAddr; SPEC-DECISIONS §11). Routes are a Plan
+// 127.0.0.1:8789 (DefaultAddr; docs/DECISIONS.md §11). Routes are a Plan
 // table: DefaultRoutes adapts the seed's table to this project's tools;
 // Options.Routes adds routes ahead of them.
 package mock
@@ -27,7 +27,7 @@ import (
 // Model is the model name the mock answers to.
 const Model = "mock-agent"
 
-// DefaultAddr is where `harness model mock` listens (SPEC-DECISIONS §11).
+// DefaultAddr is where `harness model mock` listens (docs/DECISIONS.md §11).
 const DefaultAddr = "127.0.0.1:8789"
 
 // Call is a tool call a route asks for: the tool's model name and the

@@ -76,7 +76,7 @@ func summary(s *State) string {
 }
 
 // DefaultRoutes is the seed's table adapted to this project's tools, in
-// the order they are tried (issue 13 "The mock model"). now dates the
+// the order they are tried (docs/DECISIONS.md §11 "Mock model"). now dates the
 // one-off reminder.
 func DefaultRoutes(now func() time.Time) []Route {
 	return []Route{

@@ -13,7 +13,7 @@ import (
 
 // Bus carries relay events between server nodes that share one Storage (several `harness cloud
 // serve` processes on one PostgreSQL), so that an owner on one node and a viewer on another talk
-// as if on one node (issue “Scale-out on existing engines”). cloud/server/natsbus implements it
+// as if on one node (docs/CLOUD.md "Running several nodes"). cloud/server/natsbus implements it
 // over NATS. Subjects are dot-separated tokens of [A-Za-z0-9_-] ("ch.ID", "nodes"). Delivery is
 // at most once and in order per subject from one publisher, to every subscriber, the
 // publisher's own subscriptions included (the relay skips the events of its own node).

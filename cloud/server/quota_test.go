@@ -10,7 +10,7 @@ import (
 	"github.com/pkuinfo/harness/cloud/protocol"
 )
 
-// TestDeviceQuotaOverHTTP is the attack of issue 11: one device writes values of a
+// TestDeviceQuotaOverHTTP is the attack the device-wide quota exists for (docs/CLOUD.md "Quotas per device"): one device writes values of a
 // plugin-sized quota under one plugin name after another, through the real routes, until
 // the device-wide bound stops it; GET /v1/meta keeps the seed's schema.
 func TestDeviceQuotaOverHTTP(t *testing.T) {

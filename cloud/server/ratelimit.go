@@ -174,8 +174,8 @@ func (l *limiter) headers(h http.Header, remaining int, resetS int64, limited bo
 }
 
 // SharedRates is what a Storage shared by several nodes may also implement, so that the
-// per-IP and per-device request limits count every node's requests (issue “Scale-out on existing
-// engines”: rate limits hold across nodes). cloud/server/pgstore implements it.
+// per-IP and per-device request limits count every node's requests (rate limits hold across
+// nodes; docs/CLOUD.md "Running several nodes"). cloud/server/pgstore implements it.
 type SharedRates interface {
 	// CountRate counts one event for (name, key) in the fixed window of windowMs that holds now
 	// (windows start at multiples of windowMs since the epoch) and returns the events counted in

@@ -110,7 +110,7 @@ func (a *args) integer(key string, lo, hi int64) (n int64, ok bool, err error) {
 const maxDuration = 366 * 24 * time.Hour
 
 // parseDuration reads "30s", "10m", "2h", "1d" or a number of seconds
-// (SPEC-DECISIONS §6 durations).
+// (docs/DECISIONS.md §6 durations).
 func parseDuration(v any) (time.Duration, error) {
 	switch x := v.(type) {
 	case float64:
@@ -139,5 +139,5 @@ func parseDuration(v any) (time.Duration, error) {
 func ms(t time.Time) any { return float64(t.UnixMilli()) }
 
 // beijing is UTC+8 without daylight saving, the zone of plugin dates
-// (SPEC-DECISIONS §5).
+// (docs/DECISIONS.md §5).
 var beijing = time.FixedZone("CST", 8*3600)

@@ -1,5 +1,5 @@
 // Package abilities implements the host abilities (seed 004 "Host
-// abilities", issue 4): one interp.Abilities, Set, that serves every group
+// abilities"; docs/HOST-API.md "Host abilities"): one interp.Abilities, Set, that serves every group
 // and operation of plugin.Abilities with its fixed effect. Set.Call checks,
 // before anything runs, that the operation is in the catalogue, that the
 // plugin declares its group in `abilities` (when the Set knows the plugins)

@@ -30,7 +30,7 @@ ALTER TABLE otp_secret ADD COLUMN sealed BLOB; -- vault-sealed secret; secret is
 // otpLabel binds the sealed secret to its row (vault.Box.Seal).
 const otpLabel = "otp_secret/1"
 
-// totpOpts are the IAAA authenticator's parameters (pku-services.md §2.4):
+// totpOpts are the IAAA authenticator's parameters (docs/CAMPUS-PROTOCOLS.md §2.4):
 // RFC 6238 over HMAC-SHA-1, 6 digits, 30 s steps from T0 = 0, the current
 // step only.
 var totpOpts = totp.ValidateOpts{Period: 30, Skew: 0, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}

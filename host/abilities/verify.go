@@ -27,7 +27,7 @@ CREATE TABLE verify_pending (
 );`})
 }
 
-// Treehole's envelope codes and endpoints (pku-services.md §5.3–§5.5).
+// Treehole's envelope codes and endpoints (docs/CAMPUS-PROTOCOLS.md §5.3–§5.5).
 const (
 	thNeedSMS      = 40002 // the login SMS check
 	thNeedCourse   = 40077 // the course token
@@ -227,7 +227,7 @@ func (s *Set) redeem(ctx context.Context, check, via, code string) error {
 	case check == checkLogin && via == viaSMS:
 		r = thPost(thVerifyLogin, map[string]string{"valid_code": code})
 	case check == checkLogin:
-		// pku-services.md §5.4: check_otp exists, but its body is unknown.
+		// docs/CAMPUS-PROTOCOLS.md §5.4: check_otp exists, but its body is unknown.
 		return errors.New("Treehole's login check takes an SMS code only (via: sms)")
 	case via == viaSMS:
 		r = thPost(thCourseBySMS, map[string]string{"code": code})
@@ -294,7 +294,7 @@ func thPost(path string, body map[string]string) *thRequest {
 	return &thRequest{method: "POST", target: path, ctype: "application/json", body: b}
 }
 
-// envelope is a Treehole reply (pku-services.md §5.1).
+// envelope is a Treehole reply (docs/CAMPUS-PROTOCOLS.md §5.1).
 type envelope struct {
 	code    int
 	success bool
@@ -458,7 +458,7 @@ func treeholeRequest(v any) (*thRequest, error) {
 }
 
 // encodeQuery writes an object as k=v pairs in its order, values
-// percent-encoded as encodeURIComponent does (SPEC-DECISIONS §10); null
+// percent-encoded as encodeURIComponent does (docs/DECISIONS.md §10); null
 // values are left out.
 func encodeQuery(o *expr.Object) (string, error) {
 	var parts []string

@@ -16,7 +16,7 @@ import (
 	"github.com/pkuinfo/harness/plugin"
 )
 
-// treeholeStandIn follows pku-services.md §5.3–§5.5: 40002 until the login
+// treeholeStandIn follows docs/CAMPUS-PROTOCOLS.md §5.3–§5.5: 40002 until the login
 // SMS check passes, 40077 on course endpoints until a course token is
 // granted, codes checked against smsCode and the TOTP of otpSecret.
 type treeholeStandIn struct {

@@ -1,5 +1,5 @@
 // Package api is the host's JSON API over HTTP, served by `harness serve`
-// (issue 4 "A JSON API"): the web dashboard and the MCP server use it.
+// (docs/HOST-API.md): the web dashboard and the MCP server use it.
 // Every route is under /v1; every reply is JSON; errors are
 // {"error":{"code","message",…}} with a status that says what kind of error
 // it is (see docs/HOST-API.md). Handlers return errors, and one function
@@ -10,7 +10,7 @@
 // name or address (so a web page cannot reach it by DNS rebinding) unless
 // Options.AllowedHosts lists the host. With a token, every route (the
 // ones added with Handle too) requires "Authorization: Bearer <token>"
-// (issue 5 "optional bearer token") and the Host check is off: a
+// (the optional bearer token, docs/HOST-API.md) and the Host check is off: a
 // rebinding page cannot send the token.
 //
 // Cross-site requests are refused whatever the token (see guard): a request

@@ -49,7 +49,7 @@ type Batch struct {
 //   - it stops after IAAA refused the account (StopAfter) before any IAAA
 //     service signed in, so that a wrong password does not count against the
 //     account once per service (IAAA locks it after a few failures);
-//   - ITS (its own campus-network account, pku-services.md §9) is tried with
+//   - ITS (its own campus-network account, docs/CAMPUS-PROTOCOLS.md §9) is tried with
 //     the account given up front, else a stored ITS account, else the IAAA
 //     one; an ITS account that worked is kept (its password only with
 //     Remember), and when the IAAA one worked a stored ITS account is
@@ -173,7 +173,7 @@ func StopAfter(service string, r Result, iaaaOK *bool) bool {
 // WantsOTP says whether IAAA's refusal err looks like a request for an
 // authenticator code that the person could type: no authenticator is bound,
 // none was typed, and IAAA's message names 令牌 or OTP (IAAA's code for it is
-// not known, pku-services.md §14 item 8). It returns IAAA's message to show,
+// not known, docs/CAMPUS-PROTOCOLS.md §14 item 8). It returns IAAA's message to show,
 // in Chinese and English.
 func (s *Signer) WantsOTP(ctx context.Context, err error, typed string) (string, bool) {
 	var ie *IAAAError
@@ -200,7 +200,7 @@ func KnownNames() string {
 
 // QRPollGap is the least time between two polls of one QR sign-in that reach
 // IAAA: a client chooses how often it polls, the host keeps to the documented
-// schedule (QRInterval, pku-services.md §2.3), less the jitter so that a
+// schedule (QRInterval, docs/CAMPUS-PROTOCOLS.md §2.3), less the jitter so that a
 // client polling on time is never held back.
 const QRPollGap = QRInterval - QRJitter
 

@@ -12,7 +12,7 @@ import (
 	"github.com/pkuinfo/harness/interp"
 )
 
-// CardPayer is the account a payment code is drawn on (pku-services.md §8.2): Account is the
+// CardPayer is the account a payment code is drawn on (docs/CAMPUS-PROTOCOLS.md §8.2): Account is the
 // card account queryCard reports; PayAcc and PayType name the purse codebarPayinfo lists
 // (Name, e.g. "电子账户"); Holder is the card holder's name.
 type CardPayer struct {
@@ -79,7 +79,7 @@ func cardGet(ctx context.Context, cc interp.CampusClient, path string, q url.Val
 
 // CardPayerOf finds the account to draw payment codes on: the first card of queryCard (its
 // account and holder's name) and the first purse of codebarPayinfo (payacc, paytype, name),
-// pku-services.md §8.2. It fails when the person has no card or no purse that pays by code,
+// docs/CAMPUS-PROTOCOLS.md §8.2. It fails when the person has no card or no purse that pays by code,
 // or when the card is reported lost or frozen.
 func CardPayerOf(ctx context.Context, cc interp.CampusClient) (CardPayer, error) {
 	var cards struct {
@@ -117,7 +117,7 @@ func CardPayerOf(ctx context.Context, cc interp.CampusClient) (CardPayer, error)
 
 // CardPaymentCode fetches a fresh payment code for p: GET
 // /berserker-app/ykt/tsm/batchGetBarCodeGet with account, payacc and paytype, whose data is
-// { barcode: [string] } (pku-services.md §8.2); the first payload is returned. A payload is
+// { barcode: [string] } (docs/CAMPUS-PROTOCOLS.md §8.2); the first payload is returned. A payload is
 // what the campus POS scans (shown as a QR code or a barcode); it is a bearer credential for
 // the person's money and must be shown only to whom the person chose. An empty list or an
 // empty or over-long (> 512 bytes) payload is an error.

@@ -14,7 +14,7 @@ import (
 
 // TestCardPaymentCode signs in to the card stand-in with a password, finds the payer and draws
 // codes: each call is a new code, and every request carried the mobile User-Agent and
-// synAccessSource=h5 (pku-services.md §8.1).
+// synAccessSource=h5 (docs/CAMPUS-PROTOCOLS.md §8.1).
 func TestCardPaymentCode(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()

@@ -13,7 +13,7 @@ import (
 )
 
 // NotSignedInError is the error of a request for a service the host holds
-// no usable session for (issue 4 "Campus client", issue 15): none at all,
+// no usable session for (docs/HOST-API.md "Campus sign-in"): none at all,
 // or one that expired and could not be renewed.
 type NotSignedInError struct {
 	Service string
@@ -42,8 +42,8 @@ type Client struct {
 	Sessions Sessions
 	// Transport sends the signed requests; nil means an HTTP/1.1-only copy
 	// of http.DefaultTransport (the card server does not handle HTTP/2,
-	// pku-services.md §8.1). Redirects are not followed (pkucli disables them for Treehole and
-	// the card, pku-services.md §5.1), so a plugin sees a 3xx as a reply.
+	// docs/CAMPUS-PROTOCOLS.md §8.1). Redirects are not followed (pkucli disables them for Treehole and
+	// the card, docs/CAMPUS-PROTOCOLS.md §5.1), so a plugin sees a 3xx as a reply.
 	Transport http.RoundTripper
 	// Bases overrides a service's base URL (scheme and host, e.g.
 	// "http://127.0.0.1:8080"); for tests against a stand-in server.

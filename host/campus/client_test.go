@@ -292,7 +292,7 @@ func TestHTTP1Only(t *testing.T) {
 	}
 }
 
-// The Treehole stand-in holds a JWT to the device id it was issued for (pku-services.md §5.1,
+// The Treehole stand-in holds a JWT to the device id it was issued for (docs/CAMPUS-PROTOCOLS.md §5.1,
 // §5.2), so a client that sent another device's uuid header would be caught.
 func TestTreeholeDeviceKept(t *testing.T) {
 	ctx := context.Background()
@@ -320,7 +320,7 @@ func TestTreeholeDeviceKept(t *testing.T) {
 	}
 }
 
-// Plugins never sign in (pku-services.md §2): a plugin request to a service's sign-in step, e.g.
+// Plugins never sign in (docs/CAMPUS-PROTOCOLS.md §2): a plugin request to a service's sign-in step, e.g.
 // with an IAAA token of another account, would put that account's session in the person's
 // stored one (cookies a reply sets are kept). The client refuses them before they are sent.
 func TestSignInPathsRefused(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package campus is the host's campus client and sign-in (issue 4 "Campus
-// client", issue 15; seed 004 "What the plugin declares": campus; seed 003
+// Package campus is the host's campus client and sign-in (docs/HOST-API.md
+// "Campus sign-in"; seed 004 "What the plugin declares": campus; seed 003
 // "从 pkucli 移植"). It implements interp.CampusClient: a plugin's `campus:
 // SERVICE` request carries only a path, and the client resolves it against
 // the service's base URL and signs it with the session the host holds for
@@ -8,7 +8,7 @@
 // There is one signing adapter (Service) and one sign-in adapter (Hop) per
 // campus service of the seed's list (plugin.CampusServices): card, its,
 // treehole, blackboard, elective, cwfw, cwpay, bdkj, library and
-// library-space, after ../shared/protocols/pku-services.md §1.1, §2, §5, §8
+// library-space, after docs/CAMPUS-PROTOCOLS.md §1.1, §2, §5, §8
 // and §9. Where the facts are thin the adapter says what it assumes.
 //
 // Sign-in: IAAA (password with RSA PKCS#1 v1.5 and the authenticator's

@@ -16,7 +16,7 @@ import (
 )
 
 // Hop is one service's sign-in after (or, for ITS, instead of) IAAA
-// (issue 15 "Every service's hop"; pku-services.md §2.5). Every service
+// (every service has a hop; docs/CAMPUS-PROTOCOLS.md §2.5). Every service
 // has exactly one Hop (Hops), and the Signer drives them all the same way.
 type Hop interface {
 	// Service is the campus service name, e.g. "card".
@@ -49,7 +49,7 @@ type HopInput struct {
 	// Now is the sign-in time.
 	Now time.Time
 	// SMS asks the person for a code Treehole texted them (the login SMS
-	// check, pku-services.md §5.4); nil when nobody can answer now, and the
+	// check, docs/CAMPUS-PROTOCOLS.md §5.4); nil when nobody can answer now, and the
 	// check is left pending (HopResult.Pending).
 	SMS func(ctx context.Context, service, message string) (string, error)
 	// Pending is set by a hop that left a check for later, e.g. "sms".
@@ -62,26 +62,26 @@ var Hops = []Hop{
 	itsHop{},
 	treeholeHop{},
 	&cookieHop{service: "blackboard", appID: "blackboard", path: "/webapps/bb-sso-BBLEARN/execute/authValidate/campusLogin",
-		facts: "appid from pku-services.md §2.1; the redirect path is assumed (§2.1 says only that it is a constant in pkucli)"},
+		facts: "appid from docs/CAMPUS-PROTOCOLS.md §2.1; the redirect path is assumed (§2.1 says only that it is a constant in pkucli)"},
 	&cookieHop{service: "elective", appID: "syllabus", path: "/elective2008/ssoLogin.do",
 		redirect: "http://elective.pku.edu.cn:80/elective2008/ssoLogin.do",
-		facts:    "appid and redirect from pku-services.md §2.1 (appid syllabus, §13 item 5); the exchange (cookies set by the redirect) is assumed"},
+		facts:    "appid and redirect from docs/CAMPUS-PROTOCOLS.md §2.1 (appid syllabus, §13 item 5); the exchange (cookies set by the redirect) is assumed"},
 	&cookieHop{service: "cwfw", appID: "IIPF", path: "/WFManager/home2.jsp",
-		facts: "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
+		facts: "appid and redirect from docs/CAMPUS-PROTOCOLS.md §2.1; the exchange is assumed"},
 	&cookieHop{service: "cwpay", appID: "cwsf", path: "/login/iaaa",
-		facts: "assumed: pku-services.md has no appid or redirect for cwpay"},
+		facts: "assumed: docs/CAMPUS-PROTOCOLS.md has no appid or redirect for cwpay"},
 	&cookieHop{service: "bdkj", appID: "bdkj", path: "/login/oauth",
 		redirect: "http://bdkj.pku.edu.cn/login/oauth",
-		facts:    "appid and redirect from pku-services.md §2.1; the exchange is assumed"},
+		facts:    "appid and redirect from docs/CAMPUS-PROTOCOLS.md §2.1; the exchange is assumed"},
 	&cookieHop{service: "library", appID: "lib", path: "/portal/iaaa/login",
-		facts: "assumed: pku-services.md has no library facts"},
+		facts: "assumed: docs/CAMPUS-PROTOCOLS.md has no library facts"},
 	&cookieHop{service: "library-space", appID: "seat", path: "/login/iaaa",
-		facts: "assumed: pku-services.md has no library-space facts"},
+		facts: "assumed: docs/CAMPUS-PROTOCOLS.md has no library-space facts"},
 }
 
 // signInStep says whether a request to service for u is one of the
 // service's own sign-in steps (its hop's exchange, or ITS's account forms),
-// which only the host sends (pku-services.md §2: plugins never sign in).
+// which only the host sends (docs/CAMPUS-PROTOCOLS.md §2: plugins never sign in).
 // A plugin that sent one, say with an IAAA token of another account, would
 // put that account's session in the person's stored one, since cookies a
 // reply sets are kept. Paths are compared as servers route them: cleaned,
@@ -171,7 +171,7 @@ func jarCookies(hc *http.Client, base string) map[string]string {
 	return out
 }
 
-// ---- Treehole (pku-services.md §5.2) ----
+// ---- Treehole (docs/CAMPUS-PROTOCOLS.md §5.2) ----
 
 type treeholeHop struct{}
 
@@ -291,7 +291,7 @@ func treeholeCode(ctx context.Context, hc *http.Client, method, u, body string, 
 	return &e, nil
 }
 
-// ---- Portal, then the campus card (pku-services.md §2.5) ----
+// ---- Portal, then the campus card (docs/CAMPUS-PROTOCOLS.md §2.5) ----
 
 type cardHop struct{}
 
@@ -376,7 +376,7 @@ func jwtExpiry(jwt string, def time.Time) time.Time {
 	return def.UTC()
 }
 
-// ---- ITS (pku-services.md §9): its own account, no IAAA ----
+// ---- ITS (docs/CAMPUS-PROTOCOLS.md §9): its own account, no IAAA ----
 
 type itsHop struct{}
 
@@ -413,7 +413,7 @@ func (itsHop) Exchange(ctx context.Context, in *HopInput) (*Session, error) {
 }
 
 // ITSRefusal is ITS's refusal of the account at sign-in: the message of
-// its failure page's alert (pku-services.md §9). Error is "its: MSG".
+// its failure page's alert (docs/CAMPUS-PROTOCOLS.md §9). Error is "its: MSG".
 type ITSRefusal struct {
 	// Msg is ITS's own message, e.g. 账号或密码错误.
 	Msg string
@@ -447,13 +447,13 @@ func itsAlert(page string) (string, bool) {
 // and library-space: GET the redirect with the IAAA token (_rand and
 // token), following redirects on the service's own host by hand (at most
 // five), and keep the cookies the service set. The facts are thin
-// (pku-services.md §2.1 gives appids and redirects for some, nothing for
+// (docs/CAMPUS-PROTOCOLS.md §2.1 gives appids and redirects for some, nothing for
 // the rest); facts says which parts are assumed.
 type cookieHop struct {
 	service, appID, path, facts string
 	// redirect is the redirect URL the facts give when it is not the
 	// service's Base and path (elective and bdkj register http URLs,
-	// pku-services.md §2.1); a stand-in's base replaces it.
+	// docs/CAMPUS-PROTOCOLS.md §2.1); a stand-in's base replaces it.
 	redirect string
 }
 

@@ -20,17 +20,17 @@ import (
 )
 
 // IAAABase is the scheme and host of PKU's central sign-in; its endpoints
-// are under /iaaa (pku-services.md §2.1).
+// are under /iaaa (docs/CAMPUS-PROTOCOLS.md §2.1).
 const IAAABase = "https://iaaa.pku.edu.cn"
 
 // App is an IAAA application: the appid a service signs in with and the
-// redirect URL IAAA issues the token for (pku-services.md §2.1).
+// redirect URL IAAA issues the token for (docs/CAMPUS-PROTOCOLS.md §2.1).
 type App struct {
 	ID       string
 	Redirect string
 }
 
-// IAAA is a client of PKU's central sign-in (pku-services.md §2.2–§2.4).
+// IAAA is a client of PKU's central sign-in (docs/CAMPUS-PROTOCOLS.md §2.2–§2.4).
 // Each sign-in, QR sign-in or binding uses its own cookie jar and never
 // follows redirects.
 type IAAA struct {
@@ -60,7 +60,7 @@ func newHTTP(rt http.RoundTripper) *http.Client {
 }
 
 // IAAAError is a refusal from IAAA: its error code and message
-// (pku-services.md §2.2, §2.3). Error gives the English text; Message
+// (docs/CAMPUS-PROTOCOLS.md §2.2, §2.3). Error gives the English text; Message
 // gives it in a language.
 type IAAAError struct {
 	// Code is IAAA's code, e.g. "E01"; "" when IAAA gave none.
@@ -69,7 +69,7 @@ type IAAAError struct {
 	Msg string
 }
 
-// iaaaMessages maps the IAAA codes pkucli knows (pku-services.md §2.2,
+// iaaaMessages maps the IAAA codes pkucli knows (docs/CAMPUS-PROTOCOLS.md §2.2,
 // §2.3, §14 item 8) to messages in zh-Hans and en.
 var iaaaMessages = map[string][2]string{
 	"E01": {"用户名或密码错误", "wrong user name or password"},
@@ -150,7 +150,7 @@ func form(ctx context.Context, u string, vals url.Values) *http.Request {
 
 // EncryptPassword encrypts password with IAAA's public key (PEM, PKIX or
 // PKCS#1, with or without the PEM armour), RSA PKCS#1 v1.5, and returns it
-// in standard Base64 (pku-services.md §2.2 step 2).
+// in standard Base64 (docs/CAMPUS-PROTOCOLS.md §2.2 step 2).
 func EncryptPassword(pemKey, password string) (string, error) {
 	pub, err := parseRSAKey(pemKey)
 	if err != nil {
@@ -185,7 +185,7 @@ func parseRSAKey(text string) (*rsa.PublicKey, error) {
 }
 
 // Password signs in to IAAA for app with a user name and password
-// (pku-services.md §2.2): getPublicKey.do, the password encrypted with RSA
+// (docs/CAMPUS-PROTOCOLS.md §2.2): getPublicKey.do, the password encrypted with RSA
 // PKCS#1 v1.5, then oauthlogin.do with otpCode (the current authenticator
 // code, or "") and empty randCode and smsCode. It returns the one-time
 // IAAA token, or *IAAAError when IAAA refuses.
@@ -222,7 +222,7 @@ func (c *IAAA) Password(ctx context.Context, app App, user, password, otpCode st
 	return r.Token, nil
 }
 
-// QRLogin is a QR sign-in under way (pku-services.md §2.3): Image is the
+// QRLogin is a QR sign-in under way (docs/CAMPUS-PROTOCOLS.md §2.3): Image is the
 // QR code IAAA drew, to be scanned with the 北京大学 app; Poll waits for the
 // scan.
 type QRLogin struct {
@@ -234,7 +234,7 @@ type QRLogin struct {
 	iaaa        *IAAA
 }
 
-// QR polling schedule (pku-services.md §2.3 step 3): every 3 s plus up to
+// QR polling schedule (docs/CAMPUS-PROTOCOLS.md §2.3 step 3): every 3 s plus up to
 // 0.5 s of jitter, at most 60 times.
 const (
 	QRInterval = 3 * time.Second
@@ -243,7 +243,7 @@ const (
 )
 
 // StartQR begins a QR sign-in for app: oauth.jsp for the JSESSIONID, then
-// genQRCode.do for the image (pku-services.md §2.3 steps 1–2).
+// genQRCode.do for the image (docs/CAMPUS-PROTOCOLS.md §2.3 steps 1–2).
 func (c *IAAA) StartQR(ctx context.Context, app App) (*QRLogin, error) {
 	hc := newHTTP(c.Transport)
 	u := c.base() + "/iaaa/oauth.jsp?appID=" + strings.ReplaceAll(app.ID, " ", "%20") +
@@ -344,7 +344,7 @@ func randFloat() string {
 }
 
 // BindState is an authenticator binding between its SMS step and the rest
-// (pku-services.md §2.4 "How the secret is obtained", split as pkucli
+// (docs/CAMPUS-PROTOCOLS.md §2.4 "How the secret is obtained", split as pkucli
 // splits it): the user id and the cookie jar of steps 1–2. It holds IAAA
 // session cookies, so it is kept sealed (Accounts.SavePending).
 type BindState struct {

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// User-Agent strings the campus servers expect (pku-services.md §1.1).
+// User-Agent strings the campus servers expect (docs/CAMPUS-PROTOCOLS.md §1.1).
 const (
 	uaDesktop147 = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/147.0.0.0 Safari/537.36"
 	uaDesktop146 = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/146.0.0.0 Safari/537.36"
@@ -45,7 +45,7 @@ type Service struct {
 	// Needs is what a session must hold for Sign to work.
 	Needs Credential
 	// Source says where Base and the signing come from: a section of
-	// pku-services.md, or "assumed" when no source establishes it yet.
+	// docs/CAMPUS-PROTOCOLS.md, or "assumed" when no source establishes it yet.
 	Source string
 	// sign adds the service's headers; s is never nil and holds what Needs
 	// requires.
@@ -56,25 +56,25 @@ type Service struct {
 // same order.
 var Services = []*Service{
 	{Name: "card", Title: "校园卡 Campus Card", Base: "https://bdcard.pku.edu.cn", Home: "/", Needs: CredToken,
-		Source: "pku-services.md §8.1", sign: signCard},
+		Source: "docs/CAMPUS-PROTOCOLS.md §8.1", sign: signCard},
 	{Name: "its", Title: "网费 ITS", Base: "https://its.pku.edu.cn", Home: "/", Needs: CredCookie,
-		Source: "pku-services.md §9", sign: signITS},
+		Source: "docs/CAMPUS-PROTOCOLS.md §9", sign: signITS},
 	{Name: "treehole", Title: "树洞 Treehole", Base: "https://treehole.pku.edu.cn", Home: "/web/", Needs: CredToken,
-		Source: "pku-services.md §5.1", sign: signTreehole},
+		Source: "docs/CAMPUS-PROTOCOLS.md §5.1", sign: signTreehole},
 	{Name: "blackboard", Title: "教学网 Blackboard", Base: "https://course.pku.edu.cn", Home: "/", Needs: CredCookie,
-		Source: "assumed (pku-services.md §2.1 names the IAAA appid only)", sign: signDesktop},
+		Source: "assumed (docs/CAMPUS-PROTOCOLS.md §2.1 names the IAAA appid only)", sign: signDesktop},
 	{Name: "elective", Title: "选课 Elective", Base: "https://elective.pku.edu.cn", Home: "/elective2008/", Needs: CredCookie,
-		Source: "pku-services.md §2.1 (served over https here; the IAAA redirect is http)", sign: signDesktop},
+		Source: "docs/CAMPUS-PROTOCOLS.md §2.1 (served over https here; the IAAA redirect is http)", sign: signDesktop},
 	{Name: "cwfw", Title: "财务 cwfw", Base: "https://cwfw.pku.edu.cn", Home: "/WFManager/home2.jsp", Needs: CredCookie,
-		Source: "pku-services.md §2.1", sign: signDesktop},
+		Source: "docs/CAMPUS-PROTOCOLS.md §2.1", sign: signDesktop},
 	{Name: "cwpay", Title: "财务缴费 cwpay", Base: "https://cwsf.pku.edu.cn", Home: "/", Needs: CredCookie,
-		Source: "assumed (pku-services.md §9 names cwsf.pku.edu.cn as a payment host)", sign: signDesktop},
+		Source: "assumed (docs/CAMPUS-PROTOCOLS.md §9 names cwsf.pku.edu.cn as a payment host)", sign: signDesktop},
 	{Name: "bdkj", Title: "场地预约 bdkj", Base: "https://bdkj.pku.edu.cn", Home: "/", Needs: CredCookie,
-		Source: "pku-services.md §2.1 (served over https here; the IAAA redirect is http)", sign: signDesktop},
+		Source: "docs/CAMPUS-PROTOCOLS.md §2.1 (served over https here; the IAAA redirect is http)", sign: signDesktop},
 	{Name: "library", Title: "图书馆 Library", Base: "https://www.lib.pku.edu.cn", Home: "/", Needs: CredCookie,
-		Source: "assumed (not in pku-services.md)", sign: signDesktop},
+		Source: "assumed (not in docs/CAMPUS-PROTOCOLS.md)", sign: signDesktop},
 	{Name: "library-space", Title: "图书馆空间预约 Library spaces", Base: "https://seat.lib.pku.edu.cn", Home: "/", Needs: CredCookie,
-		Source: "assumed (not in pku-services.md)", sign: signDesktop},
+		Source: "assumed (not in docs/CAMPUS-PROTOCOLS.md)", sign: signDesktop},
 }
 
 // Lookup returns the adapter of a campus service, or nil when name is not a
@@ -100,7 +100,7 @@ func setCookies(req *http.Request, s *Session) {
 
 func setDefault(req *http.Request, name, value string) {
 	// The interpreter puts its own User-Agent on every request; campus
-	// servers want theirs (pku-services.md §1.1).
+	// servers want theirs (docs/CAMPUS-PROTOCOLS.md §1.1).
 	if name == "User-Agent" || req.Header.Get(name) == "" {
 		req.Header.Set(name, value)
 	}
@@ -201,8 +201,8 @@ func appendQuery(raw, kv string) string {
 }
 
 // expiredReply says why resp shows the session has expired, or "" when it
-// does not (issue 15): HTTP 401 from any service (Treehole's "登录已失效",
-// pku-services.md §5.3; the card's, §8.1); the card's envelope with code
+// does not (docs/HOST-API.md "Campus sign-in"): HTTP 401 from any service (Treehole's "登录已失效",
+// docs/CAMPUS-PROTOCOLS.md §5.3; the card's, §8.1); the card's envelope with code
 // 401 (§8.1; whatever the Content-Type; the first 64 KiB are read and put back, so the plugin gets
 // the whole reply); for the cookie services, a
 // redirect to IAAA's sign-in (assumed: a service whose session ended sends

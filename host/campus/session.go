@@ -28,7 +28,7 @@ type Session struct {
 	// Cookies maps cookie names to values, sent as one Cookie header.
 	Cookies map[string]string `json:"cookies,omitempty"`
 	// Device is a stable device identifier where the service wants one: the
-	// 12-hex tail of Treehole's uuid header (pku-services.md §5.1, §5.2).
+	// 12-hex tail of Treehole's uuid header (docs/CAMPUS-PROTOCOLS.md §5.1, §5.2).
 	// The client creates it on first use and keeps it.
 	Device string `json:"device,omitempty"`
 	// Created is when the session was stored; Expires when the service

@@ -33,7 +33,7 @@ CREATE TABLE campus_pending (
 }
 
 // Account names in Accounts: the IAAA account, and ITS's own
-// campus-network account (pku-services.md §2.5, §9).
+// campus-network account (docs/CAMPUS-PROTOCOLS.md §2.5, §9).
 const (
 	AccountIAAA = "iaaa"
 	AccountITS  = "its"
@@ -235,7 +235,7 @@ func ParseEndpoints(v string) (map[string]string, error) {
 }
 
 // Signer signs in to IAAA and each service's hop and stores the sessions
-// (issue 15). It also renews an expired session once, with the remembered
+// (docs/HOST-API.md "Campus sign-in"). It also renews an expired session once, with the remembered
 // password, for the campus client (Client.Renew = Signer.Renew).
 type Signer struct {
 	Sessions Sessions

@@ -469,7 +469,7 @@ func TestWrongRememberedPasswordTriedOnce(t *testing.T) {
 }
 
 // IAAA issues its token for the redirect URL the service registered: the hops ask for the URLs of
-// pku-services.md §2.1 exactly (elective and bdkj over http), and a stand-in's base when one is set.
+// docs/CAMPUS-PROTOCOLS.md §2.1 exactly (elective and bdkj over http), and a stand-in's base when one is set.
 func TestHopRedirectsAsDocumented(t *testing.T) {
 	s := &Signer{Sessions: &MemorySessions{}}
 	want := map[string]App{

@@ -10,7 +10,7 @@ import (
 )
 
 // TreeholeSMS runs Treehole's login SMS check with the stored session
-// (pku-services.md §5.4), for a sign-in that left it pending: with code ""
+// (docs/CAMPUS-PROTOCOLS.md §5.4), for a sign-in that left it pending: with code ""
 // it asks Treehole to send the SMS (jwt_send_msg; a "not expired yet"
 // answer counts as sent), else it redeems code (jwt_msg_verify). It returns
 // Treehole's message. Errors: not signed in, a refusal with Treehole's

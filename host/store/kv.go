@@ -173,7 +173,7 @@ func (s *KV) DeletePlugin(ctx context.Context, plugin string) error {
 
 // PurgeExpired removes, across plugins, the entries that expired before
 // before, and returns how many it removed. Entries that expired later stay
-// for `cache` staleOnError (SPEC-DECISIONS §10); a host calls this now and
+// for `cache` staleOnError (docs/DECISIONS.md §10); a host calls this now and
 // then with a horizon such as a week ago.
 func (s *KV) PurgeExpired(ctx context.Context, before time.Time) (int, error) {
 	s.mu.Lock()

@@ -1,6 +1,6 @@
 // Package store keeps all of the host's state in one embedded SQLite database
 // (modernc.org/sqlite, pure Go) inside one data directory, so that CLI
-// commands and a running `harness serve` share it (issue 4 "State"). The
+// commands and a running `harness serve` share it (docs/ARCHITECTURE.md "Tables and migrations"). The
 // database runs in WAL mode with a busy timeout and immediate transactions:
 // readers never block, and writers from several processes wait for each
 // other instead of failing. A process holds at most MaxConns connections to
@@ -15,9 +15,15 @@
 // keep packages apart:
 //
 //	1–99     host core (plugins, versions, files, modes, data-source cache, audit)
-//	100–199  host abilities (todos, timetable, schedules, TOTP secret)
-//	200–299  campus client (campus sessions)
-//	300–     later packages
+//	100–199  host abilities (todos, timetable, schedules, TOTP secret; and 211, see below)
+//	200–299  campus client (campus sessions and accounts)
+//	300–399  mcpx (remote plugins)
+//	400–499  agent (conversations)
+//	500–599  host/cloud (Cloud connection)
+//
+// Migration 211 belongs to host/abilities although it sits among the campus
+// numbers: it came with the vault, beside 210. Numbers are never changed, since
+// databases have recorded them (docs/ARCHITECTURE.md "Tables and migrations").
 //
 // KV returns the plugins' key-value storage (interp.KV) on the same
 // database (KV).

@@ -1,5 +1,5 @@
-// Package vault seals the host's secrets at rest (issue 15 "Credentials at
-// rest"; seed 003 "从 pkucli 移植"): the IAAA password when the person lets
+// Package vault seals the host's secrets at rest (docs/HOST-API.md
+// "Campus sign-in", secrets at rest; seed 003 "从 pkucli 移植"): the IAAA password when the person lets
 // the host remember it, the authenticator secret and the campus session
 // tokens and cookies. A Box encrypts with XChaCha20-Poly1305
 // (golang.org/x/crypto/chacha20poly1305) under a 256-bit key kept outside the

@@ -271,7 +271,7 @@ func TestCampusLoginAPIStopsAtRefusal(t *testing.T) {
 }
 
 // The web app decides how often it polls a QR sign-in; the host asks IAAA no more often than the
-// documented schedule (every 3 s, pku-services.md §2.3), however fast the polls come.
+// documented schedule (every 3 s, docs/CAMPUS-PROTOCOLS.md §2.3), however fast the polls come.
 func TestCampusQRPollPaced(t *testing.T) {
 	st, ts := campusAPI(t)
 	_, m := postJSON(t, ts.URL+"/v1/campus/qr", `{"service":"card"}`)

@@ -82,7 +82,7 @@ func newAgent(h *host.Host, db *store.DB) (*agent.Agent, error) {
 
 // chat is `harness chat`: one message with --once (exit 0, or 1 with the
 // provider's error), else an interactive session on the terminal. Without
-// a terminal nothing is approved unless --yes is given (SPEC-DECISIONS §11).
+// a terminal nothing is approved unless --yes is given (docs/DECISIONS.md §11).
 func chat(env *Env) int {
 	const name = "harness chat"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)

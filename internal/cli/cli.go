@@ -7,7 +7,7 @@
 // and for every group of them (`harness plugins --help`); an unknown command exits 2 and names
 // the nearest registered one by edit distance ("did you mean `plugins install`?").
 //
-// Exit codes follow SPEC-DECISIONS §9: 0 when all is well, 1 when a check or test failed, 2 on
+// Exit codes follow docs/DECISIONS.md §9: 0 when all is well, 1 when a check or test failed, 2 on
 // bad usage.
 package cli
 
@@ -23,7 +23,7 @@ import (
 	"github.com/pkuinfo/harness/internal/msg"
 )
 
-// Exit codes shared by every command (SPEC-DECISIONS §9).
+// Exit codes shared by every command (docs/DECISIONS.md §9).
 const (
 	ExitOK    = 0 // all is well
 	ExitFail  = 1 // a check, test or run failed

@@ -197,8 +197,8 @@ func (p *prompter) secret(q string) (string, error) {
 	return p.line(q)
 }
 
-// campusLoginCmd is `harness campus login` (issue 15 "Faces"). With
-// --cookie or --token it stores a pasted session (issue 4); otherwise it
+// campusLoginCmd is `harness campus login` (docs/HOST-API.md "Campus sign-in"). With
+// --cookie or --token it stores a pasted session; otherwise it
 // signs in to IAAA and each SERVICE (every campus service when none is
 // named) with the user name and password it asks for, or with --qr a QR
 // code per service scanned in the 北京大学 app; it asks for Treehole's SMS
@@ -364,7 +364,7 @@ func qrSignIn(ctx context.Context, env *Env, sg *campus.Signer, service string, 
 func knownServices() string { return campus.KnownNames() }
 
 // campusPasteLogin is `harness campus login SERVICE --cookie … | --token …`
-// (issue 4 "Campus client"): it stores a session pasted from a browser.
+// (docs/HOST-API.md "Campus sign-in"): it stores a session pasted from a browser.
 func campusPasteLogin(env *Env, hf *hostFlags, args []string, cookie, token, expires string) int {
 	const name = "harness campus login"
 	if len(args) != 1 {
@@ -481,7 +481,7 @@ func logoutAll(ctx context.Context, db *store.DB) error {
 	return acc.ClearPending(ctx)
 }
 
-// campusBindCmd is `harness campus bind-authenticator` (pku-services.md
+// campusBindCmd is `harness campus bind-authenticator` (docs/CAMPUS-PROTOCOLS.md
 // §2.4): it signs in to IAAA's binding flow, has IAAA text a code, and
 // with that code (asked now, or given later with --code) binds a new
 // authenticator and stores its secret sealed, as `harness otp set` would.
@@ -749,7 +749,7 @@ func answer(r campus.Result) signInAnswer {
 
 // qrPollGap is the least time between two polls of one QR sign-in that
 // reach IAAA: the web app chooses how often it polls, the host keeps to
-// the documented schedule (campus.QRInterval, pku-services.md §2.3), less
+// the documented schedule (campus.QRInterval, docs/CAMPUS-PROTOCOLS.md §2.3), less
 // the jitter so that a client polling on time is never held back. A poll
 // that comes sooner is answered "waiting" without asking IAAA.
 var qrPollGap = campus.QRPollGap

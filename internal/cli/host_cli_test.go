@@ -143,7 +143,7 @@ func TestServeStartsWithOfficialPlugins(t *testing.T) {
 // BenchmarkServeReady measures `harness serve` from the call to the first
 // accepted connection, with the six official plugins installed: "fresh" on
 // an empty data directory (first start: migrations and installs), "warm" on
-// one that has them already (issue 4: ready ≤ 200 ms).
+// one that has them already (goal: ready ≤ 200 ms, docs/PERFORMANCE.md "Host").
 func BenchmarkServeReady(b *testing.B) {
 	serve := func(b *testing.B, data string) {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -62,7 +62,7 @@ type noDataDir struct {
 
 func (e *noDataDir) Error() string { return e.lang.T(msg.NoDataDir, e.dir) }
 
-// language is the run's language (issue 11): --lang, else $LC_ALL, $LC_MESSAGES or $LANG,
+// language is the run's language (docs/DECISIONS.md §11 "Locale"): --lang, else $LC_ALL, $LC_MESSAGES or $LANG,
 // else zh-Hans (msg.Resolve). The error is for a --lang that names neither language.
 func (f *hostFlags) language() (msg.Lang, error) { return msg.Resolve(f.lang, os.Getenv) }
 

@@ -108,7 +108,7 @@ func otpSetArgs(args []string) string {
 	return "too many arguments (usage: harness otp set [-] [--data DIR])"
 }
 
-// otpSetCmd is `harness otp set [-]` (seed 004 "Host abilities": otp; pku-services.md §2.4).
+// otpSetCmd is `harness otp set [-]` (seed 004 "Host abilities": otp; docs/CAMPUS-PROTOCOLS.md §2.4).
 // It asks for the secret (Base32, or an otpauth:// link) without echo when stdin is a
 // terminal, and otherwise reads the first line of stdin; a secret given as an argument is
 // refused (exit 2), so it stays out of `ps` and the shell's history. It prints the current

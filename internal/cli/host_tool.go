@@ -34,7 +34,7 @@ func toolRunFlags(fs *flag.FlagSet) *bool {
 	return fs.Bool("json", false, `print {"ok":true,"result":…} or {"ok":false,"error":{…}}`)
 }
 
-// toolRun is `harness tool run ID.TOOL [JSON]` (issue 4): it runs the tool
+// toolRun is `harness tool run ID.TOOL [JSON]`: it runs the tool
 // through the host as ActorUser (permissions apply; ask does not prompt,
 // the command is the user's own act), with the host's KV, campus client and
 // abilities, and prints the result as JSON indented by two spaces. Exit 0

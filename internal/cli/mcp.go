@@ -20,8 +20,8 @@ import (
 )
 
 // MCPTokenEnv names the environment variable `harness serve` reads its
-// bearer token from when --token is not given (issue 5 "optional bearer
-// token"): it keeps the token out of the process list.
+// bearer token from when --token is not given (the optional bearer
+// token, docs/HOST-API.md): it keeps the token out of the process list.
 const MCPTokenEnv = "HARNESS_MCP_TOKEN"
 
 func init() {

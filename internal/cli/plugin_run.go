@@ -57,7 +57,7 @@ func (liveAbilities) Call(_ context.Context, c interp.AbilityCall) (any, error) 
 		c.Group, c.Op, c.Group, c.Op)}
 }
 
-// pluginRun is `harness plugin run [--json] DIR TOOL [JSON]` (seed 004 "Test", SPEC-DECISIONS §9):
+// pluginRun is `harness plugin run [--json] DIR TOOL [JSON]` (seed 004 "Test", docs/DECISIONS.md §9):
 // it loads and validates the plugin, runs TOOL with the JSON input (default {}) over the real
 // network (public addresses only, the plugin's network allowlist), with campus requests and
 // abilities refused and a KV that lives for the run, and prints the result as JSON indented by

@@ -46,7 +46,7 @@ func replayArgs(args []string) (rest []string, asJSON bool, bad string) {
 	return rest, asJSON, ""
 }
 
-// pluginTest is `harness plugin test [--json] [--run REGEX] DIR…` (SPEC-DECISIONS §8, §9): one
+// pluginTest is `harness plugin test [--json] [--run REGEX] DIR…` (docs/DECISIONS.md §8, §9): one
 // line per test (only those whose label, such as "classrooms/free: today", matches --run), then
 // `N passed, N failed`. A file argument is taken as its folder when it is a PLUGIN.md, and is
 // otherwise listed as skipped (so that `plugins/*` works beside Go files). Exit 0 when every test

@@ -49,7 +49,7 @@ type validateReport struct {
 	files map[string][]byte // the loaded files, to print source lines
 }
 
-// pluginValidate is `harness plugin validate [--json] DIR…` (seed 004 "Test", SPEC-DECISIONS §9):
+// pluginValidate is `harness plugin validate [--json] DIR…` (seed 004 "Test", docs/DECISIONS.md §9):
 // it loads each plugin folder (or https/pkuharness link; a PLUGIN.md file stands for its folder,
 // other files are skipped) with every check the app runs and
 // prints every diagnostic as "DIR/FILE:LINE:COL: [step: ]message" with the source line and a

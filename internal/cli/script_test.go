@@ -139,7 +139,7 @@ func cmdCampusAnswers(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdExitCode is the script command `exitcode N PROG ARGS…`: it runs PROG like exec and fails
 // unless PROG exits with status N (testscript's `! exec` only tells zero from non-zero, and the
-// CLI's exit codes 1 and 2 mean different things, SPEC-DECISIONS §9).
+// CLI's exit codes 1 and 2 mean different things, docs/DECISIONS.md §9).
 func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: exitcode N PROG [ARGS…]")

@@ -70,8 +70,8 @@ func serveFlags(fs *flag.FlagSet) *serveOpts {
 //
 // With --token T (or, without the flag, $HARNESS_MCP_TOKEN, or else the
 // token stored in DIR/serve-token by --token-generate) every request, to
-// /mcp and to /v1, must send "Authorization: Bearer T" (issue 5 "optional
-// bearer token"). A token under 128 bits is refused (api.CheckToken, exit
+// /mcp and to /v1, must send "Authorization: Bearer T" (docs/HOST-API.md,
+// the optional bearer token). A token under 128 bits is refused (api.CheckToken, exit
 // 2). --token-generate makes a new token, stores it in DIR/serve-token
 // (0600), prints it on stdout and exits. Without a token serve listens on
 // loopback only: any other --addr is refused (exit 2).

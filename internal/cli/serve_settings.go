@@ -23,8 +23,8 @@ import (
 	"github.com/pkuinfo/harness/mcpx/mcpurl"
 )
 
-// The settings routes of the web app (issue 14 "Plugins and settings";
-// docs/HOST-API.md "The AI provider" and "Remote plugins"): the assistant's
+// The settings routes of the web app (docs/HOST-API.md "The web app",
+// "The AI provider" and "Remote plugins"): the assistant's
 // model — read, change and test it, the key written only, never read back —
 // and adding a remote plugin after its review sheet. All of them sit behind
 // the API's guard.

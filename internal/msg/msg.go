@@ -1,6 +1,6 @@
 // Package msg is the message catalogue of the host's command line: every prompt and message
 // `harness plugins …`, `harness tool run` and the other host commands print, in zh-Hans and
-// en under the same keys (issue 11: one language per run, from --lang, else the locale, else
+// en under the same keys (docs/DECISIONS.md §11 "Locale": one language per run, from --lang, else the locale, else
 // zh-Hans). A parameterised message is one format string per language with explicit argument
 // indexes where the languages order them differently (%[2]s), never fragments joined in code.
 //
@@ -23,7 +23,7 @@ const (
 	En     Lang = "en"
 )
 
-// Default is the language when neither --lang nor the locale names one (issue 11).
+// Default is the language when neither --lang nor the locale names one (docs/DECISIONS.md §11 "Locale").
 const Default = ZhHans
 
 // Parse reads a language as --lang or a locale variable gives it: "zh-Hans", "zh", "zh_CN",

@@ -1,6 +1,6 @@
 // Package netguard decides which IP addresses the outgoing requests of plugins may reach: the one
 // list that the interpreter's requests (interp) and the fetching of plugin files (plugin) check when
-// dialling, after DNS, so that neither can be pointed into the host's own network (SPEC-DECISIONS
+// dialling, after DNS, so that neither can be pointed into the host's own network (docs/DECISIONS.md
 // §6).
 package netguard
 

@@ -1,5 +1,5 @@
 // Package kvstore implements interp.KV, the per-plugin key-value storage
-// behind `kv` and `cache` steps (seed 004 "Steps"; SPEC-DECISIONS §6, §10):
+// behind `kv` and `cache` steps (seed 004 "Steps"; docs/DECISIONS.md §6, §10):
 // Memory for tests and short-lived runs (the author CLI's replays). The
 // host's persistent store is package host/store's KV; kvtest is the suite
 // both pass.

@@ -118,7 +118,7 @@ func (m *Memory) DeletePlugin(ctx context.Context, plugin string) error {
 
 // PurgeExpired removes, across plugins, the entries that expired before
 // before, and returns how many it removed. Entries that expired later stay
-// for `cache` staleOnError (SPEC-DECISIONS §10); a host calls this now and
+// for `cache` staleOnError (docs/DECISIONS.md §10); a host calls this now and
 // then with a horizon such as a week ago.
 func (m *Memory) PurgeExpired(ctx context.Context, before time.Time) (int, error) {
 	m.mu.Lock()

@@ -10,7 +10,7 @@ import (
 )
 
 // Severity says whether a diagnostic is an error (the file is refused) or a warning (advice).
-// Warnings are a severity, not a separate path (SPEC-DECISIONS §7). The zero Severity is Error.
+// Warnings are a severity, not a separate path (docs/DECISIONS.md §7). The zero Severity is Error.
 type Severity int
 
 // The two severities.
@@ -43,7 +43,7 @@ type Diagnostic struct {
 	Msg      string
 }
 
-// String formats d as "FILE:LINE:COL: [warning: ][PATH: ]MSG" (SPEC-DECISIONS §7).
+// String formats d as "FILE:LINE:COL: [warning: ][PATH: ]MSG" (docs/DECISIONS.md §7).
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:%d:%d: ", d.File, d.Pos.Line, d.Pos.Col)

@@ -14,7 +14,7 @@ type node interface {
 }
 
 // chainNode is a node that can be part of an optional chain (a?.b.c): evalChain reports whether
-// an optional link met null, so that the whole chain is null (SPEC-DECISIONS §10).
+// an optional link met null, so that the whole chain is null (docs/DECISIONS.md §10).
 type chainNode interface {
 	node
 	evalChain(st *state) (v any, short bool, err error)
@@ -70,7 +70,7 @@ type (
 		optional bool // f?.(…)
 		res      atomic.Pointer[resolution]
 	}
-	// methodNode is recv.name(args): the builtin name(recv, args…) (SPEC-DECISIONS §5).
+	// methodNode is recv.name(args): the builtin name(recv, args…) (docs/DECISIONS.md §5).
 	methodNode struct {
 		p        diag.Pos // of the method name
 		recv     node

@@ -8,7 +8,7 @@ import (
 )
 
 // Check reports, with positions, what the parser lets through but the language refuses
-// (SPEC-DECISIONS §2 and §4): names that are neither in scope (inScope reports the names the
+// (docs/DECISIONS.md §2 and §4): names that are neither in scope (inScope reports the names the
 // step may use — input, constants, now, earlier lets…) nor a function; calls to unknown
 // functions and methods; builtins called with the wrong number of arguments; `eval`; regex
 // literals passed to regex builtins that RE2 refuses. A nil inScope means no variables are in

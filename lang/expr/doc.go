@@ -1,5 +1,5 @@
 // Package expr is the plugin language's expression engine: the JSON value model
-// (SPEC-DECISIONS §1), the lexer and parser of the JavaScript subset (§2), a static checker, a
+// (docs/DECISIONS.md §1), the lexer and parser of the JavaScript subset (§2), a static checker, a
 // tree-walking evaluator metered by an operation Budget, and templates (§3).
 //
 // The stages are named and separate:

@@ -15,7 +15,7 @@ import (
 
 // Env is the per-plugin environment: the builtins (registered by stdlib.NewEnv), the user
 // functions of `shared:` and `functions:` (Define), a parse cache keyed by source and a regex
-// compile cache (SPEC-DECISIONS §2, "compiled once per plugin"). It is safe for concurrent use.
+// compile cache (docs/DECISIONS.md §2, "compiled once per plugin"). It is safe for concurrent use.
 // A tool's own functions go in a layer made with Extend, which sees everything of its parent
 // and may shadow a shared function of the same name (seed: "the tool's own definition wins").
 type Env struct {
@@ -106,7 +106,7 @@ type Builtin func(c *Call, args []any) (any, error)
 type BuiltinOption func(*builtin)
 
 // Method makes the builtin callable as a method on its first argument: x.name(y) is name(x, y)
-// (SPEC-DECISIONS §5).
+// (docs/DECISIONS.md §5).
 func Method() BuiltinOption { return func(b *builtin) { b.method = true } }
 
 // Args declares how many arguments the builtin takes (max -1 for any number); Check reports
@@ -219,7 +219,7 @@ func (x *Expr) Params() []string {
 	return nil
 }
 
-// Parse parses an expression (SPEC-DECISIONS §2). Results are cached by source, so parsing the
+// Parse parses an expression (docs/DECISIONS.md §2). Results are cached by source, so parsing the
 // same text twice returns the same *Expr. The error is an ErrorList with every syntax problem,
 // forbidden constructs included, each at its line:column in src.
 func (e *Env) Parse(src string) (*Expr, error) {
@@ -253,7 +253,7 @@ func (e *Env) parse(src string) (*Expr, error) {
 	return &Expr{src: src, full: src, root: root, env: e, limit: math.MaxInt64}, nil
 }
 
-// Define adds the user function name (from `functions:` or `shared:`, SPEC-DECISIONS §4). fn must
+// Define adds the user function name (from `functions:` or `shared:`, docs/DECISIONS.md §4). fn must
 // be an arrow function parsed by e. The body sees only functions defined before it, so recursion
 // is impossible by construction; a name defined twice in the same layer is an error.
 func (e *Env) Define(name string, fn *Expr) error {
@@ -346,7 +346,7 @@ func isIdentName(s string) bool {
 	return true
 }
 
-// Budget is the operation budget shared by a whole tool run (SPEC-DECISIONS §2): every
+// Budget is the operation budget shared by a whole tool run (docs/DECISIONS.md §2): every
 // evaluated node costs one operation, and builtins charge for the elements they visit. It is safe
 // for concurrent use by the goroutines of an `each` step.
 //
@@ -362,7 +362,7 @@ type Budget struct {
 // budgetChunk is how many operations an evaluation reserves at a time.
 const budgetChunk = 256
 
-// DefaultBudget is the operation budget of one run (SPEC-DECISIONS §2).
+// DefaultBudget is the operation budget of one run (docs/DECISIONS.md §2).
 const DefaultBudget = 100_000
 
 // NewBudget returns a budget of limit operations.
@@ -445,7 +445,7 @@ func (b *Budget) Used() int { return int(min(b.used.Load(), b.limit)) }
 func (b *Budget) Limit() int { return int(b.limit) }
 
 // Vars supplies the values of the names in scope of one evaluation (input, constants, now,
-// let-bound names…; SPEC-DECISIONS §4). Lookup reports false for a name not in scope; a name in
+// let-bound names…; docs/DECISIONS.md §4). Lookup reports false for a name not in scope; a name in
 // scope whose step did not run reads as (nil, true).
 type Vars interface {
 	Lookup(name string) (any, bool)
@@ -489,7 +489,7 @@ func (c *Call) Charge(n int) error {
 
 // CallFunc calls a function value (an arrow, a user function or a builtin value) with args.
 // The call itself is not charged: a builtin charges one operation per element it visits before
-// its loop (SPEC-DECISIONS §2), and the function's body charges for its own nodes. fn that is
+// its loop (docs/DECISIONS.md §2), and the function's body charges for its own nodes. fn that is
 // not a function is an error naming the builtin.
 func (c *Call) CallFunc(fn any, args ...any) (any, error) {
 	f, ok := fn.(*Func)

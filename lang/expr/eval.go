@@ -250,13 +250,13 @@ func (n *memberNode) evalChain(st *state) (any, bool, error) {
 	}
 	v, err := property(x, n.name, n.p)
 	if err != nil && n.optional {
-		// x?.name on a number, boolean, string or node reads as null (SPEC-DECISIONS §1).
+		// x?.name on a number, boolean, string or node reads as null (docs/DECISIONS.md §1).
 		return nil, false, nil
 	}
 	return v, false, err
 }
 
-// property reads .name of x (SPEC-DECISIONS §1): a missing key is null; reading from null, a
+// property reads .name of x (docs/DECISIONS.md §1): a missing key is null; reading from null, a
 // number, a boolean or a string (except .length) is an error.
 func property(x any, name string, p diag.Pos) (any, error) {
 	switch o := x.(type) {

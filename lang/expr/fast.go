@@ -10,7 +10,7 @@ import (
 // A subtree made only of the operators + - * / % (and unary - +), number literals and names,
 // optionally topped by one of < <= > >=, evaluates every one of its nodes whenever it is
 // evaluated: it has no && || ?? ?: ?. and no call. Its cost (one operation per node,
-// SPEC-DECISIONS §2) is therefore known at parse time. compileFast compiles such a subtree once
+// docs/DECISIONS.md §2) is therefore known at parse time. compileFast compiles such a subtree once
 // into Go closures over unboxed float64 values, and evalFast charges its whole cost at once.
 //
 // The fast path only ever handles the case where every operand is a number and the budget can

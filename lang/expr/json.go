@@ -13,7 +13,7 @@ import (
 const maxJSONDepth = 512
 
 // FromJSON decodes one JSON document into the value model, keeping object keys in document
-// order (SPEC-DECISIONS §1): numbers become float64, objects *Object (a repeated key keeps its
+// order (docs/DECISIONS.md §1): numbers become float64, objects *Object (a repeated key keeps its
 // first place and its last value, as JSON.parse does). Errors carry the line and column in data,
 // e.g. "json: 3:7: unexpected ','". Nesting is limited to 512 levels.
 func FromJSON(data []byte) (any, error) {
@@ -351,7 +351,7 @@ func (d *jsonDecoder) hex4() (rune, bool) {
 // ErrNodeInJSON is returned (wrapped) by ToJSON when a value holds an HTML node.
 var ErrNodeInJSON = errors.New("an HTML node cannot be part of a result; use htmlText(...) or attr(...) to read text from it")
 
-// ToJSON encodes v as JSON.stringify(v, null, indent) would (SPEC-DECISIONS §1): object keys in
+// ToJSON encodes v as JSON.stringify(v, null, indent) would (docs/DECISIONS.md §1): object keys in
 // insertion order, NaN and ±Infinity as null, integers without a fraction, non-ASCII text as is.
 // indent "" gives compact output. An HTML node or a function anywhere in v is an error naming
 // where it is (e.g. "rows[3].cell: an HTML node cannot be part of a result; use htmlText(...)
@@ -363,7 +363,7 @@ func ToJSON(v any, indent string) ([]byte, error) {
 }
 
 // EncodeJSON is ToJSON that stops with a *SizeError as soon as the output passes limit bytes
-// and charges ch as it walks (SPEC-DECISIONS §2 costs): one operation per WalkNodesPerOp values
+// and charges ch as it walks (docs/DECISIONS.md §2 costs): one operation per WalkNodesPerOp values
 // visited and one per WalkBytesPerOp bytes written, each charged before the work it pays for.
 // ch nil charges nothing; limit ≤ 0 means MaxText.
 func EncodeJSON(v any, indent string, limit int, ch Charger) ([]byte, error) {

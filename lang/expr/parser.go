@@ -7,7 +7,7 @@ import (
 	"github.com/pkuinfo/harness/lang/diag"
 )
 
-// Parser limits (SPEC-DECISIONS §2).
+// Parser limits (docs/DECISIONS.md §2).
 const (
 	// MaxSourceLen is the longest expression source accepted, in bytes.
 	MaxSourceLen = 16 * 1024
@@ -145,7 +145,7 @@ func (p *parser) isArrowStart() bool {
 	return t.kind == tPunct && t.text == "=>"
 }
 
-// arrowOnlyMsg refuses an arrow function where the language does not allow one (SPEC-DECISIONS §2).
+// arrowOnlyMsg refuses an arrow function where the language does not allow one (docs/DECISIONS.md §2).
 const arrowOnlyMsg = "an arrow function can only be a call argument, as in rows.map(r => r.x), or the body of a function"
 
 // parseAssign parses an AssignmentExpression: an arrow function (where allowed), or a

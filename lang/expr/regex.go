@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// MaxRegexLen is the longest regex pattern accepted, in bytes (SPEC-DECISIONS §2).
+// MaxRegexLen is the longest regex pattern accepted, in bytes (docs/DECISIONS.md §2).
 const MaxRegexLen = 1000
 
 // RegexError is a refused or invalid pattern; Offset is the byte offset in the pattern of the
@@ -21,7 +21,7 @@ type RegexError struct {
 // Error returns the message, which names the construct and its position in the pattern.
 func (e *RegexError) Error() string { return e.Msg }
 
-// Regexp compiles pattern as RE2 (SPEC-DECISIONS §2): inline flags (?i) (?m) (?s), and (?u),
+// Regexp compiles pattern as RE2 (docs/DECISIONS.md §2): inline flags (?i) (?m) (?s), and (?u),
 // which is accepted and ignored since RE2 is always Unicode; at most 1,000 bytes. Look-around
 // and back-references are refused with a message saying where. Compiled patterns are cached
 // per plugin (all layers of an Env share the cache). The error is a *RegexError.
@@ -62,7 +62,7 @@ func (e *Env) regexpCharged(pattern string, ch Charger) (*regexp.Regexp, int, er
 	return re, size, err
 }
 
-// Compiled program bounds (SPEC-DECISIONS §2 regexes): a pattern of at most MaxRegexLen bytes
+// Compiled program bounds (docs/DECISIONS.md §2 regexes): a pattern of at most MaxRegexLen bytes
 // can still compile to a large program ([a-z]{1000} is 1,000 instructions), and RE2 spends time
 // proportional to the program for every byte it scans.
 const (

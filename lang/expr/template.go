@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// Template is a parsed template (SPEC-DECISIONS §3): text with ${expr} holes. `$${` writes a
+// Template is a parsed template (docs/DECISIONS.md §3): text with ${expr} holes. `$${` writes a
 // literal `${`.
 type Template struct {
 	src   string
@@ -113,7 +113,7 @@ func parseHole(src string, at int) (root node, end int, errs ErrorList) {
 func (t *Template) Source() string { return t.src }
 
 // IsSingle reports whether the template is exactly one ${expr} with no text around it; such a
-// template renders to the value itself, keeping its type (SPEC-DECISIONS §3).
+// template renders to the value itself, keeping its type (docs/DECISIONS.md §3).
 func (t *Template) IsSingle() bool {
 	return len(t.exprs) == 1 && t.strs[0] == "" && t.strs[1] == ""
 }

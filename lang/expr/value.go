@@ -13,7 +13,7 @@ import (
 	"golang.org/x/net/html"
 )
 
-// Object is an insertion-ordered string-keyed map, the value model's object (SPEC-DECISIONS §1).
+// Object is an insertion-ordered string-keyed map, the value model's object (docs/DECISIONS.md §1).
 // Objects are built once and then only read: every builtin returns a new Object rather than
 // changing one, so an Object may be shared between goroutines once built. Keys such as
 // "constructor" or "__proto__" are ordinary keys.
@@ -166,7 +166,7 @@ func (o *Object) Clone(extra int) *Object {
 	return c
 }
 
-// Node is an HTML node, the value model's opaque seventh kind (SPEC-DECISIONS §1). It may not
+// Node is an HTML node, the value model's opaque seventh kind (docs/DECISIONS.md §1). It may not
 // appear in a tool result; ToJSON refuses it.
 type Node struct{ N *html.Node }
 
@@ -197,7 +197,7 @@ func (f *Func) Arity() int {
 }
 
 // TypeOf names the kind of v: "null", "boolean", "number", "string", "list", "object", "node",
-// and "function" for a *Func (SPEC-DECISIONS §5 typeOf). Go values outside the model are
+// and "function" for a *Func (docs/DECISIONS.md §5 typeOf). Go values outside the model are
 // "unknown".
 func TypeOf(v any) string {
 	switch v.(type) {
@@ -221,7 +221,7 @@ func TypeOf(v any) string {
 	return "unknown"
 }
 
-// Truthy reports JavaScript truthiness (SPEC-DECISIONS §2): null, false, 0, NaN and "" are
+// Truthy reports JavaScript truthiness (docs/DECISIONS.md §2): null, false, 0, NaN and "" are
 // false; everything else, empty lists and objects included, is true.
 func Truthy(v any) bool {
 	switch x := v.(type) {
@@ -501,7 +501,7 @@ func appendNumber(b []byte, f float64) []byte {
 	return b
 }
 
-// ToText is how a value reads inside text (SPEC-DECISIONS §3 and `str`): strings as they are,
+// ToText is how a value reads inside text (docs/DECISIONS.md §3 and `str`): strings as they are,
 // numbers as in JavaScript, null as "", booleans as "true"/"false", lists and objects as compact
 // JSON. A node or function is an error saying what to use instead.
 func ToText(v any) (string, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/pkuinfo/harness/lang/internal/workcount"
 )
 
-// Costs of the engine's own walks over values (SPEC-DECISIONS §2 "Costs"): encoding to JSON,
+// Costs of the engine's own walks over values (docs/DECISIONS.md §2 "Costs"): encoding to JSON,
 // text of a list or object (str, `+`, templates, join), deep comparison and hashing. A value may
 // share sub-values (reduce((acc) => [acc, acc]) builds 2^n nodes in n steps), so a walk is
 // charged for what it visits, not for what the value cost to build.

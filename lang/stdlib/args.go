@@ -101,7 +101,7 @@ func argFunc(args []any, i int) (*expr.Func, error) {
 // kilo is the operation cost of processing n bytes of text: one per started KB.
 func kilo(n int) int { return 1 + n/1024 }
 
-// keyFn turns a keyOrFn argument (a property name or a function; SPEC-DECISIONS §5) into a
+// keyFn turns a keyOrFn argument (a property name or a function; docs/DECISIONS.md §5) into a
 // function of one element. A property name reads the element's key (null when the element is not
 // an object).
 func keyFn(c *expr.Call, args []any, i int) (func(v any, idx int) (any, error), error) {

@@ -12,7 +12,7 @@ import (
 
 func init() { extra = append(extra, registerDates) }
 
-// registerDates adds the Beijing-time date functions of SPEC-DECISIONS §5 "Dates" and §10:
+// registerDates adds the Beijing-time date functions of docs/DECISIONS.md §5 "Dates" and §10:
 // date, formatDate, dateParts, startOfDay, addDays, addHours, addMinutes, diffDays,
 // diffMinutes. A date is a number of Unix milliseconds. Every function except date returns null
 // when its date argument is null, so that formatDate(date(x)) is null for text that is not a
@@ -30,7 +30,7 @@ func registerDates(env *expr.Env) {
 	env.Register("diffMinutes", fnDiff(bjtime.DiffMinutes), m, expr.Args(2, 2))
 }
 
-// runNow reads the run's `now` variable (Unix ms, SPEC-DECISIONS §4). Outside a run, where no
+// runNow reads the run's `now` variable (Unix ms, docs/DECISIONS.md §4). Outside a run, where no
 // `now` is bound, it is the current time.
 func runNow(c *expr.Call) int64 {
 	if v, ok := c.Lookup("now"); ok {
@@ -43,7 +43,7 @@ func runNow(c *expr.Call) int64 {
 	return time.Now().UnixMilli()
 }
 
-// fnDate is date(x, layout?) → Unix ms or null (SPEC-DECISIONS §5): x is a number (ms, or s
+// fnDate is date(x, layout?) → Unix ms or null (docs/DECISIONS.md §5): x is a number (ms, or s
 // below 10^11), a string in one of the forms bjtime.Parse reads, or an HTML node (its text);
 // with a layout, the string must match it (bjtime.Layout.Parse). Anything that is not a date is
 // null. Costs one operation per started KB of text.
@@ -108,7 +108,7 @@ func argDate(args []any, i int) (ms int64, isNull bool, err error) {
 }
 
 // fnFormatDate is formatDate(ms, layout = 'YYYY-MM-DD HH:mm') → string in Beijing time, with the
-// tokens YYYY MM M DD D HH H mm ss ddd (SPEC-DECISIONS §5). Costs one operation per started KB of
+// tokens YYYY MM M DD D HH H mm ss ddd (docs/DECISIONS.md §5). Costs one operation per started KB of
 // layout.
 func fnFormatDate(c *expr.Call, args []any) (any, error) {
 	ms, isNull, err := argDate(args, 0)
@@ -130,7 +130,7 @@ func fnFormatDate(c *expr.Call, args []any) (any, error) {
 }
 
 // fnDateParts is dateParts(ms) → { year, month, day, hour, minute, second, weekday } in Beijing
-// time, weekday 1 = Monday … 7 = Sunday (SPEC-DECISIONS §5).
+// time, weekday 1 = Monday … 7 = Sunday (docs/DECISIONS.md §5).
 func fnDateParts(c *expr.Call, args []any) (any, error) {
 	ms, isNull, err := argDate(args, 0)
 	if err != nil || isNull {
@@ -179,7 +179,7 @@ func fnAddUnit(unit int64) expr.Builtin {
 }
 
 // fnDiff makes diffDays (Beijing calendar days from a to b, positive when b is later) and
-// diffMinutes ((b − a) in whole minutes, truncated toward zero), SPEC-DECISIONS §10.
+// diffMinutes ((b − a) in whole minutes, truncated toward zero), docs/DECISIONS.md §10.
 func fnDiff(diff func(a, b int64) int64) expr.Builtin {
 	return func(c *expr.Call, args []any) (any, error) {
 		a, aNull, err := argDate(args, 0)

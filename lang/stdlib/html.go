@@ -13,7 +13,7 @@ import (
 
 func init() { extra = append(extra, registerHTML) }
 
-// registerHTML adds the HTML functions of SPEC-DECISIONS §5 "HTML" and §10: html, select, first,
+// registerHTML adds the HTML functions of docs/DECISIONS.md §5 "HTML" and §10: html, select, first,
 // htmlText, attr, innerHtml, outerHtml and tableRows. Each function that takes a node also takes
 // HTML text (parsed as by htmlx.ParseNode) and returns null (select and tableRows: an empty list)
 // for null, so a chain over first(…) that found nothing stays null. Work is charged before it
@@ -81,7 +81,7 @@ func argNode(c *expr.Call, args []any, i int) (n *html.Node, isNull bool, err er
 	return nil, false, fmt.Errorf("argument %d must be an HTML node or HTML text, got %s", i+1, expr.Describe(args[i]))
 }
 
-// fnHTML is html(text) → a document node (SPEC-DECISIONS §5), parsed as a browser parses a page:
+// fnHTML is html(text) → a document node (docs/DECISIONS.md §5), parsed as a browser parses a page:
 // <html>, <head> and <body> are added where missing, entities decoded. A node is returned as it
 // is; null gives null.
 func fnHTML(c *expr.Call, args []any) (any, error) {
@@ -194,7 +194,7 @@ func fnSerialise(render func(*html.Node, htmlx.Meter) (string, error)) expr.Buil
 }
 
 // fnTableRows is tableRows(node, options?) over node when it is a <table>, else over the first
-// table inside it (SPEC-DECISIONS §5, §10), with rowspan and colspan expanded:
+// table inside it (docs/DECISIONS.md §5, §10), with rowspan and colspan expanded:
 //
 //   - { header: true }: one object per row after the first, keyed by the first row's labels
 //     (htmlx.Grid.Labels: colspan repeats a label, repeats get _2, _3, …, an empty one is colN);

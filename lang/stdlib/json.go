@@ -10,7 +10,7 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// registerJSON adds json, toJson, base64 and unbase64 (SPEC-DECISIONS §5).
+// registerJSON adds json, toJson, base64 and unbase64 (docs/DECISIONS.md §5).
 func registerJSON(env *expr.Env) {
 	m := expr.Method()
 	env.Register("json", fnJSON, m, expr.Args(1, 1))

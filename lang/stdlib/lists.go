@@ -12,13 +12,13 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// Size limits of list builtins (SPEC-DECISIONS §5).
+// Size limits of list builtins (docs/DECISIONS.md §5).
 const (
 	// MaxRange is the most items range may produce.
 	MaxRange = 10_000
 )
 
-// registerLists adds the list functions of SPEC-DECISIONS §5. Callbacks receive (item, index);
+// registerLists adds the list functions of docs/DECISIONS.md §5. Callbacks receive (item, index);
 // reduce's receives (acc, item, index); sort's comparator (a, b).
 func registerLists(env *expr.Env) {
 	m := expr.Method()

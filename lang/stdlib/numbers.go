@@ -11,7 +11,7 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// registerNumbers adds num, int, round, floor, ceil, abs, clamp and fixed (SPEC-DECISIONS §5,
+// registerNumbers adds num, int, round, floor, ceil, abs, clamp and fixed (docs/DECISIONS.md §5,
 // §10).
 func registerNumbers(env *expr.Env) {
 	m := expr.Method()
@@ -25,7 +25,7 @@ func registerNumbers(env *expr.Env) {
 	env.Register("fixed", fnFixed, m, expr.Args(2, 2))
 }
 
-// ParseNum reads a number the way num does (SPEC-DECISIONS §10): optional spaces and a currency
+// ParseNum reads a number the way num does (docs/DECISIONS.md §10): optional spaces and a currency
 // sign (¥ ￥ $), then a number with an optional sign and thousands commas (groups of three
 // digits), then any trailing text (a unit such as 元, 人, %), which is ignored. It reports false
 // when there is no number where one must start.
@@ -246,7 +246,7 @@ func fnFixed(c *expr.Call, args []any) (any, error) {
 	return s, nil
 }
 
-// registerTypes adds the type tests of SPEC-DECISIONS §5.
+// registerTypes adds the type tests of docs/DECISIONS.md §5.
 func registerTypes(env *expr.Env) {
 	is := func(kind string) expr.Builtin {
 		return func(c *expr.Call, args []any) (any, error) { return expr.TypeOf(args[0]) == kind, nil }

@@ -9,7 +9,7 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// registerObjects adds the object functions of SPEC-DECISIONS §5. Results are new objects that
+// registerObjects adds the object functions of docs/DECISIONS.md §5. Results are new objects that
 // keep key order.
 func registerObjects(env *expr.Env) {
 	m := expr.Method()

@@ -1,4 +1,4 @@
-// Package stdlib is the plugin language's standard library (SPEC-DECISIONS §5 and §10),
+// Package stdlib is the plugin language's standard library (docs/DECISIONS.md §5 and §10),
 // registered into an expr.Env: lists, objects, strings, numbers, types, URLs and JSON/text here;
 // Beijing-time dates and HTML in dates*.go and html*.go, which add themselves to extra.
 //

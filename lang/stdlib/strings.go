@@ -12,7 +12,7 @@ import (
 	"github.com/pkuinfo/harness/lang/internal/workcount"
 )
 
-// Size limits of string builtins (SPEC-DECISIONS §5).
+// Size limits of string builtins (docs/DECISIONS.md §5).
 const (
 	// MaxRepeat is the largest count repeat accepts.
 	MaxRepeat = 1000
@@ -21,7 +21,7 @@ const (
 	MaxBuiltText = 1 << 20
 )
 
-// registerStrings adds the string functions of SPEC-DECISIONS §5. Patterns are RE2 strings
+// registerStrings adds the string functions of docs/DECISIONS.md §5. Patterns are RE2 strings
 // compiled through the plugin's cache.
 func registerStrings(env *expr.Env) {
 	m := expr.Method()
@@ -600,7 +600,7 @@ func runeIndex(s, sub string, last bool) int {
 }
 
 // textAndRegex reads the (text, pattern) arguments shared by replace, replaceAll, match,
-// matchAll and test, and charges one scan of the text before any matching (SPEC-DECISIONS §2);
+// matchAll and test, and charges one scan of the text before any matching (docs/DECISIONS.md §2);
 // prog is the pattern's program size. A builtin that searches more than once (findAll) charges
 // what its searches read past that scan.
 func textAndRegex(c *expr.Call, args []any) (string, *regexp.Regexp, int, error) {

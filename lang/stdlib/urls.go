@@ -9,7 +9,7 @@ import (
 	"github.com/pkuinfo/harness/lang/expr"
 )
 
-// registerURLs adds url, parseUrl, queryString, encode and decode (SPEC-DECISIONS §5, §10).
+// registerURLs adds url, parseUrl, queryString, encode and decode (docs/DECISIONS.md §5, §10).
 func registerURLs(env *expr.Env) {
 	m := expr.Method()
 	env.Register("url", fnURL, expr.Args(1, 3))
@@ -37,7 +37,7 @@ func EncodeURIComponent(s string) string {
 	return b.String()
 }
 
-// QueryString encodes an object as a query (SPEC-DECISIONS §10): keys in the object's order,
+// QueryString encodes an object as a query (docs/DECISIONS.md §10): keys in the object's order,
 // values as text and encodeURIComponent-encoded; a list value repeats the key; null values are
 // left out.
 func QueryString(o *expr.Object) (string, error) {

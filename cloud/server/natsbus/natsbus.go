@@ -1,5 +1,5 @@
-// Package natsbus carries the Cloud relay's events between server nodes over NATS (issue
-// “Scale-out on existing engines”): `harness cloud serve --nats nats://…` connects each node,
+// Package natsbus carries the Cloud relay's events between server nodes over NATS (docs/CLOUD.md
+// "Running several nodes"): `harness cloud serve --nats nats://…` connects each node,
 // and cloud/server fans channel frames, presence, joins, kicks and closes out through it. Every
 // subject the server names is published under the prefix "harness.cloud." (so one NATS server
 // can carry other traffic); messages are plain NATS core messages: at most once, ordered per

@@ -1,5 +1,5 @@
 // Package pgstore is the PostgreSQL Storage of the Cloud reference server (seed 003 “PKU
-// harness Cloud”, issue “Scale-out on existing engines”): the state several `harness cloud serve`
+// harness Cloud”, docs/CLOUD.md "Running several nodes"): the state several `harness cloud serve`
 // nodes share, selected by `--db postgres://…`. It passes the same conformance transcript as the
 // embedded SQLite store (cloud/server/storagetest).
 //

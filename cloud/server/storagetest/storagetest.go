@@ -164,7 +164,7 @@ func Transcript(t testing.TB, st server.Storage) string {
 	return out
 }
 
-// DeviceQuota holds st to the device-wide store bounds (issue 11): a device that spreads its
+// DeviceQuota holds st to the device-wide store bounds (docs/CLOUD.md "Quotas per device"): a device that spreads its
 // values over plugin names of its own choosing is held to the device's bytes and plugin count;
 // replacing a value, a plugin whose values all expired or were deleted, and another device are
 // counted right. Every Storage runs it.

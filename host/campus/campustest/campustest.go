@@ -1,11 +1,11 @@
 // Package campustest runs stand-in servers for IAAA and every campus
-// service, following ../shared/protocols/pku-services.md (§2 IAAA, §2.5
+// service, following docs/CAMPUS-PROTOCOLS.md (§2 IAAA, §2.5
 // portal and card, §5 Treehole, §8 card, §9 ITS) as exactly as the facts
 // go: form fields, headers, redirects, cookies, error bodies and token
 // formats, including the failure paths (E01 wrong password, E02 activation
 // needed, E99 QR expired, an expired session mid-use, Treehole's pending
 // SMS check). The real services cannot be reached from the project's
-// machines; these are how the sign-in flows are proved (issue 15).
+// machines; these are how the sign-in flows are proved (docs/HOST-API.md "Campus sign-in").
 //
 // Where the facts are thin the stand-in does what the host's adapter
 // assumes, and says so: the services behind cookieHop (Blackboard,

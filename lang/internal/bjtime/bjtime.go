@@ -1,5 +1,5 @@
 // Package bjtime reads, formats and does arithmetic on dates in Beijing time, the only time zone
-// of the plugin language (SPEC-DECISIONS §5 "Dates" and §10 "Dates").
+// of the plugin language (docs/DECISIONS.md §5 "Dates" and §10 "Dates").
 //
 // A date is a Unix time in milliseconds (int64). Beijing time is the fixed offset UTC+8 built with
 // time.FixedZone: China has had no daylight saving since 1991, and a fixed zone keeps results
@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Zone is Beijing time: UTC+8, no daylight saving (SPEC-DECISIONS §5).
+// Zone is Beijing time: UTC+8, no daylight saving (docs/DECISIONS.md §5).
 var Zone = time.FixedZone("CST", 8*60*60)
 
 const (
@@ -29,7 +29,7 @@ const (
 	// the range of a JavaScript Date. Dates outside it are invalid.
 	MaxMs = 8_640_000_000_000_000
 
-	// secondsBelow is the threshold of SPEC-DECISIONS §5: a number whose magnitude is below 10^11
+	// secondsBelow is the threshold of docs/DECISIONS.md §5: a number whose magnitude is below 10^11
 	// is a Unix time in seconds, otherwise in milliseconds.
 	secondsBelow = 1e11
 )
@@ -37,7 +37,7 @@ const (
 // InRange reports whether ms lies within ±MaxMs.
 func InRange(ms int64) bool { return ms >= -MaxMs && ms <= MaxMs }
 
-// FromNumber reads a number as a date (SPEC-DECISIONS §5): Unix milliseconds, or Unix seconds
+// FromNumber reads a number as a date (docs/DECISIONS.md §5): Unix milliseconds, or Unix seconds
 // when its magnitude is below 10^11. Fractions of a millisecond are dropped (rounded down).
 // It returns false for NaN, ±Inf and dates outside ±MaxMs.
 func FromNumber(f float64) (int64, bool) {
@@ -57,7 +57,7 @@ func FromNumber(f float64) (int64, bool) {
 // Time converts Unix ms to a time.Time in Zone.
 func Time(ms int64) time.Time { return time.UnixMilli(ms).In(Zone) }
 
-// Parts is a date split into its Beijing-time fields, as dateParts returns them (SPEC-DECISIONS
+// Parts is a date split into its Beijing-time fields, as dateParts returns them (docs/DECISIONS.md
 // §5): Month 1–12, Day 1–31, Hour 0–23, Weekday 1 = Monday … 7 = Sunday.
 type Parts struct {
 	Year, Month, Day, Hour, Minute, Second, Weekday int
@@ -92,10 +92,10 @@ func dayNumber(ms int64) int64 { return floorDiv(ms+offsetMs, DayMs) }
 func StartOfDay(ms int64) int64 { return dayNumber(ms)*DayMs - offsetMs }
 
 // DiffDays returns the number of Beijing calendar days from a to b: positive when b is on a later
-// day, 0 on the same day, whatever the times of day (SPEC-DECISIONS §10 "Dates").
+// day, 0 on the same day, whatever the times of day (docs/DECISIONS.md §10 "Dates").
 func DiffDays(a, b int64) int64 { return dayNumber(b) - dayNumber(a) }
 
-// DiffMinutes returns (b − a) in whole minutes, truncated toward zero (SPEC-DECISIONS §10).
+// DiffMinutes returns (b − a) in whole minutes, truncated toward zero (docs/DECISIONS.md §10).
 func DiffMinutes(a, b int64) int64 { return (b - a) / MinuteMs }
 
 // fromFields builds a Beijing-time date after checking every field's range; day must exist in

@@ -6,10 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultLayout is formatDate's layout when none is given (SPEC-DECISIONS §5).
+// DefaultLayout is formatDate's layout when none is given (docs/DECISIONS.md §5).
 const DefaultLayout = "YYYY-MM-DD HH:mm"
 
-// tokenKind is one layout token of SPEC-DECISIONS §5, or a literal.
+// tokenKind is one layout token of docs/DECISIONS.md §5, or a literal.
 type tokenKind uint8
 
 const (
@@ -40,7 +40,7 @@ type token struct {
 	lit  string // tokLiteral only
 }
 
-// Layout is a compiled date layout: the tokens YYYY MM M DD D HH H mm ss ddd of SPEC-DECISIONS §5,
+// Layout is a compiled date layout: the tokens YYYY MM M DD D HH H mm ss ddd of docs/DECISIONS.md §5,
 // everything else literal. Text in square brackets is always literal ("[at] HH:mm"), as in
 // day.js, so letters that would be tokens can be written.
 type Layout struct {
@@ -93,7 +93,7 @@ func (l Layout) String() string { return l.src }
 // weekdayNames are the ddd names, index 0 = Monday.
 var weekdayNames = [7]string{"周一", "周二", "周三", "周四", "周五", "周六", "周日"}
 
-// Format writes ms in Beijing time according to the layout (formatDate, SPEC-DECISIONS §5).
+// Format writes ms in Beijing time according to the layout (formatDate, docs/DECISIONS.md §5).
 // YYYY is at least four digits (a year before 1 or after 9999 prints as Go's time package does).
 func (l Layout) Format(ms int64) string {
 	t := Time(ms)
@@ -143,7 +143,7 @@ func appendPadded(b []byte, v, width int) []byte {
 // Format writes ms with the given layout; see Layout.Format.
 func Format(ms int64, layout string) string { return CompileLayout(layout).Format(ms) }
 
-// Parse reads s with the layout (date(x, layout), SPEC-DECISIONS §5) and returns Unix ms, or
+// Parse reads s with the layout (date(x, layout), docs/DECISIONS.md §5) and returns Unix ms, or
 // false when s does not match it or names a date that does not exist. The whole of s must match
 // (spaces around it are ignored). Two-letter tokens and YYYY read exactly that many digits; M, D
 // and H read one or two. ddd reads 周一…周日 (also 星期一…星期日/星期天) and is otherwise

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Parse reads a date written in one of the forms of SPEC-DECISIONS §5 and returns Unix ms, or
+// Parse reads a date written in one of the forms of docs/DECISIONS.md §5 and returns Unix ms, or
 // false when s is none of them or names a date or time that does not exist (2月30日, 25:00).
 // Spaces around s are ignored; the rest must be exactly one form:
 //

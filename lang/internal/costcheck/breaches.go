@@ -1,7 +1,7 @@
 // Package costcheck holds the sandbox's known attacks on the cost model (shared sub-values, uncharged output, parse amplification, table slots, selector
 // backtracking, regex program size) as plugin-language expressions, shared by the regression
 // tests of lang/stdlib, the cost-honesty fuzzer (FuzzCost) and this package's test, which runs
-// each in a fresh test binary and bounds the bytes it allocates (SPEC-DECISIONS §2 "Costs").
+// each in a fresh test binary and bounds the bytes it allocates (docs/DECISIONS.md §2 "Costs").
 package costcheck
 
 import (

@@ -1,11 +1,11 @@
-// Package htmlx holds the HTML side of the plugin language's standard library (SPEC-DECISIONS §5
+// Package htmlx holds the HTML side of the plugin language's standard library (docs/DECISIONS.md §5
 // "HTML" and §10 "htmlText", "tableRows"): parsing documents and fragments, visible text, table
 // grids with rowspan and colspan expanded, attributes, serialisation and CSS selection.
 //
 // It is pure Go over golang.org/x/net/html and github.com/andybalholm/cascadia, and knows nothing
 // of the expression language; lang/stdlib wraps it as html, select, first, htmlText, attr,
 // innerHtml, outerHtml and tableRows. Work is charged to a Meter in units of one operation per
-// kilobyte of HTML (SPEC-DECISIONS §2): text bytes count as they are, each element as 32 bytes.
+// kilobyte of HTML (docs/DECISIONS.md §2): text bytes count as they are, each element as 32 bytes.
 // Walks are iterative, so deeply nested markup cannot exhaust the stack.
 package htmlx
 
@@ -178,7 +178,7 @@ func ParseDocument(text string, m Meter) (*html.Node, error) {
 	return doc, nil
 }
 
-// ParseNode turns an HTML string passed where a node is expected into a node (SPEC-DECISIONS §5:
+// ParseNode turns an HTML string passed where a node is expected into a node (docs/DECISIONS.md §5:
 // "any function that takes a node also takes an HTML string"). A string that starts (after
 // spaces, a BOM, comments and an <?xml …?> declaration) with <!DOCTYPE, <html, <head or <body is
 // parsed as a document; anything else is parsed as

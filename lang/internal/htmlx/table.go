@@ -29,7 +29,7 @@ type Cell struct {
 	Node             *html.Node
 }
 
-// Grid is a table with rowspan and colspan expanded (SPEC-DECISIONS §10 "tableRows"): Slots[r][c]
+// Grid is a table with rowspan and colspan expanded (docs/DECISIONS.md §10 "tableRows"): Slots[r][c]
 // is the cell covering row r, column c, or nil where the table has no cell (ragged rows). Every
 // row has Width slots. A slot that two cells claim (a malformed table) keeps the first.
 type Grid struct {
@@ -205,7 +205,7 @@ func TableGrid(table *html.Node, m Meter) (*Grid, error) {
 	return g, nil
 }
 
-// Labels returns the header labels of a grid (tableRows(node, { header: true }), SPEC-DECISIONS
+// Labels returns the header labels of a grid (tableRows(node, { header: true }), docs/DECISIONS.md
 // §10): the text of each slot of the first row, so a colspan repeats its label; a repeated label
 // gets _2, _3, … in order; an empty or missing one is colN with N the 1-based column number.
 //

@@ -59,7 +59,7 @@ func (t *textBuilder) char(r rune) {
 // text adds the contents of a text node.
 func (t *textBuilder) text(s string) {
 	for i, r := range s {
-		if r == '\u00a0' { // &nbsp; is an ordinary space (SPEC-DECISIONS §10)
+		if r == '\u00a0' { // &nbsp; is an ordinary space (docs/DECISIONS.md §10)
 			r = ' '
 		}
 		if t.pre > 0 {
@@ -98,7 +98,7 @@ func (t *textBuilder) lineBreak() { t.newlines = max(t.newlines, 1) }
 // String returns the text; what is owed at the end is dropped, as is white space a <pre> left there.
 func (t *textBuilder) String() string { return strings.TrimRight(t.b.String(), " \t\n") }
 
-// Text returns the visible text of n (htmlText, SPEC-DECISIONS §5 and §10): entities decoded
+// Text returns the visible text of n (htmlText, docs/DECISIONS.md §5 and §10): entities decoded
 // (by the parser), &nbsp; turned into an ordinary space, runs of white space collapsed to one
 // space, <br> written as a line break and the start and end of each block element (p, div, li,
 // tr, h1…) as one line break, cells (td, th) separated by a space, white space inside <pre>

@@ -1,7 +1,7 @@
 // Package workcount counts the work the plugin language's engine actually does (values walked,
 // bytes written, regex bytes × instructions scanned, HTML nodes made, selector steps tried) in
 // common units, so that the cost-honesty fuzzer (FuzzCost in lang/stdlib) can compare it with
-// the operations charged (SPEC-DECISIONS §2 "Costs"). One unit is about what 1/16 of an
+// the operations charged (docs/DECISIONS.md §2 "Costs"). One unit is about what 1/16 of an
 // operation pays for: a value visited, 64 bytes written, 256 byte × instruction steps of a regex
 // scan, half a parsed HTML node, half a selector step.
 //
