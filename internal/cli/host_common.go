@@ -105,14 +105,10 @@ func openHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []host.Option{}
-	if f.ca != "" {
-		fetcher, err := caFetcher(f.ca)
-		if err != nil {
-			db.Close()
-			return nil, nil, err
-		}
-		opts = append(opts, host.WithFetcher(fetcher))
+	opts, err := fetchOptions(f)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
 	}
 	for _, s := range hostSetups {
 		o, err := s(db)
@@ -142,14 +138,10 @@ func openMemoryHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, e
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []host.Option{}
-	if f.ca != "" {
-		fetcher, err := caFetcher(f.ca)
-		if err != nil {
-			db.Close()
-			return nil, nil, err
-		}
-		opts = append(opts, host.WithFetcher(fetcher))
+	opts, err := fetchOptions(f)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
 	}
 	h, err := host.New(db, opts...)
 	if err != nil {
@@ -157,6 +149,18 @@ func openMemoryHost(ctx context.Context, f *hostFlags) (*host.Host, *store.DB, e
 		return nil, nil, err
 	}
 	return h, db, nil
+}
+
+// fetchOptions are the host options of f's --ca: a fetcher that trusts that CA.
+func fetchOptions(f *hostFlags) ([]host.Option, error) {
+	if f.ca == "" {
+		return nil, nil
+	}
+	fetcher, err := caFetcher(f.ca)
+	if err != nil {
+		return nil, err
+	}
+	return []host.Option{host.WithFetcher(fetcher)}, nil
 }
 
 // openDataDir opens the data directory of --data (or the default). When it holds no database
