@@ -53,47 +53,18 @@ func badRequest(format string, args ...any) error {
 	return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: fmt.Sprintf(format, args...)}
 }
 
-// readJSON decodes the body into v strictly; an empty body leaves v.
-func readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, api.MaxBody))
-	if err != nil {
-		return err
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("the body is not the JSON this route takes: %v", err)
-	}
-	if dec.More() {
-		return badRequest("the body is not the JSON this route takes: more than one JSON value")
-	}
-	return nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 func (rt *Routes) create(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Title string `json:"title"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := api.ReadJSON(r, &req); err != nil {
 		return err
 	}
 	c, err := rt.Agent.Conversations.Create(r.Context(), req.Title)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, c)
+	return api.WriteJSON(w, http.StatusCreated, c)
 }
 
 func (rt *Routes) list(w http.ResponseWriter, r *http.Request) error {
@@ -101,7 +72,7 @@ func (rt *Routes) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"conversations": cs})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"conversations": cs})
 }
 
 func (rt *Routes) get(w http.ResponseWriter, r *http.Request) error {
@@ -109,7 +80,7 @@ func (rt *Routes) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"conversation": c, "running": rt.Agent.Running(c.ID)})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"conversation": c, "running": rt.Agent.Running(c.ID)})
 }
 
 func (rt *Routes) remove(w http.ResponseWriter, r *http.Request) error {
@@ -120,7 +91,7 @@ func (rt *Routes) remove(w http.ResponseWriter, r *http.Request) error {
 	if err := rt.Agent.Conversations.Delete(r.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"deleted": id})
 }
 
 // commands is the chat's / menu: every enabled plugin's commands.
@@ -132,22 +103,22 @@ func (rt *Routes) commands(w http.ResponseWriter, r *http.Request) error {
 	if cmds == nil {
 		cmds = []agent.SlashCommand{}
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"commands": cmds})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"commands": cmds})
 }
 
 func (rt *Routes) cancel(w http.ResponseWriter, r *http.Request) error {
 	var req struct{}
-	if err := readJSON(r, &req); err != nil {
+	if err := api.ReadJSON(r, &req); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"cancelled": rt.Agent.Cancel(r.PathValue("id"))})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"cancelled": rt.Agent.Cancel(r.PathValue("id"))})
 }
 
 func (rt *Routes) confirm(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Approve *bool `json:"approve"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := api.ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.Approve == nil {
@@ -156,7 +127,7 @@ func (rt *Routes) confirm(w http.ResponseWriter, r *http.Request) error {
 	if err := rt.Waiter.Approve(r.PathValue("id"), r.PathValue("cid"), *req.Approve); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"answered": r.PathValue("cid"), "approve": *req.Approve})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"answered": r.PathValue("cid"), "approve": *req.Approve})
 }
 
 func (rt *Routes) answer(w http.ResponseWriter, r *http.Request) error {
@@ -164,7 +135,7 @@ func (rt *Routes) answer(w http.ResponseWriter, r *http.Request) error {
 		Answer  map[string]any `json:"answer"`
 		Decline bool           `json:"decline"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := api.ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.Answer == nil && !req.Decline {
@@ -176,7 +147,7 @@ func (rt *Routes) answer(w http.ResponseWriter, r *http.Request) error {
 	if err := rt.Waiter.Respond(r.PathValue("id"), r.PathValue("qid"), req.Answer); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"answered": r.PathValue("qid")})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"answered": r.PathValue("qid")})
 }
 
 // message runs a turn and streams its events: each as "event: TYPE" and
@@ -187,7 +158,7 @@ func (rt *Routes) message(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Text string `json:"text"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := api.ReadJSON(r, &req); err != nil {
 		return err
 	}
 	req.Text = strings.TrimSpace(req.Text)

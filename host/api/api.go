@@ -413,25 +413,36 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	for k, v := range e.Extra {
 		body[k] = v
 	}
-	writeJSON(w, e.Status, map[string]any{"error": body})
+	WriteJSON(w, e.Status, map[string]any{"error": body})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON writes v as every reply of the API is written: status, JSON with
+// `Content-Type: application/json; charset=utf-8`, `Cache-Control: no-store`,
+// HTML characters not escaped. The error is the connection's.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	return enc.Encode(v)
 }
 
-// readJSON decodes the request body into v; an empty body leaves v as it is.
-func readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(r.Body)
+// ReadJSON decodes a request body into v by the API's one rule
+// (docs/HOST-API.md "Errors"): at most MaxBody bytes, past which it is 413
+// too_large; an empty or blank body leaves v as it is, like `{}` (a route
+// whose fields are required says so itself); unknown fields, a body that is
+// not JSON, or more than one JSON value are 400 bad_request.
+func ReadJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
 	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
+		}
 		return err
 	}
-	if len(b) == 0 {
+	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
@@ -455,7 +466,7 @@ func value(v any) (json.RawMessage, error) {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 	return nil
 }
 
@@ -464,7 +475,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"plugins": list})
+	WriteJSON(w, http.StatusOK, map[string]any{"plugins": list})
 	return nil
 }
 
@@ -479,7 +490,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 		Source string `json:"source"`
 		Lang   string `json:"lang"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.Source == "" {
@@ -497,7 +508,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 	if lang == "" {
 		lang = host.LangZh
 	}
-	writeJSON(w, http.StatusOK, reviewReply{rv, rv.Sheet(lang)})
+	WriteJSON(w, http.StatusOK, reviewReply{rv, rv.Sheet(lang)})
 	return nil
 }
 
@@ -506,7 +517,7 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
 		Source string `json:"source"`
 		Hash   string `json:"hash"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.Hash == "" {
@@ -522,7 +533,7 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, in)
+	WriteJSON(w, http.StatusCreated, in)
 	return nil
 }
 
@@ -531,13 +542,13 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, in)
+	WriteJSON(w, http.StatusOK, in)
 	return nil
 }
 
 func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
 	var opts host.RemoveOptions // body {"deleteCloudData": bool}, optional
-	if err := readJSON(r, &opts); err != nil {
+	if err := ReadJSON(r, &opts); err != nil {
 		return err
 	}
 	out, err := s.h.RemoveWith(r.Context(), r.PathValue("id"), opts)
@@ -547,7 +558,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -556,7 +567,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, o)
+	WriteJSON(w, http.StatusOK, o)
 	return nil
 }
 
@@ -569,7 +580,7 @@ func (s *Server) held(w http.ResponseWriter, r *http.Request) error {
 	if lang == "" {
 		lang = host.LangZh
 	}
-	writeJSON(w, http.StatusOK, struct {
+	WriteJSON(w, http.StatusOK, struct {
 		reviewReply
 		Widened []string `json:"widened"`
 	}{reviewReply{rv, rv.Sheet(lang)}, widened})
@@ -580,14 +591,14 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Hash string `json:"hash"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := ReadJSON(r, &req); err != nil {
 		return err
 	}
 	o, err := s.h.AcceptUpdate(r.Context(), r.PathValue("id"), req.Hash)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, o)
+	WriteJSON(w, http.StatusOK, o)
 	return nil
 }
 
@@ -596,7 +607,7 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, o)
+	WriteJSON(w, http.StatusOK, o)
 	return nil
 }
 
@@ -605,7 +616,7 @@ func (s *Server) rollforward(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, o)
+	WriteJSON(w, http.StatusOK, o)
 	return nil
 }
 
@@ -617,7 +628,7 @@ func (s *Server) versions(w http.ResponseWriter, r *http.Request) error {
 	if vs == nil {
 		vs = []host.KeptVersion{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"versions": vs})
+	WriteJSON(w, http.StatusOK, map[string]any{"versions": vs})
 	return nil
 }
 
@@ -625,7 +636,7 @@ func (s *Server) switchRoute(w http.ResponseWriter, r *http.Request, set func(id
 	var req struct {
 		On *bool `json:"on"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.On == nil {
@@ -658,13 +669,13 @@ func (s *Server) modes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"modes": modesJSON(m)})
+	WriteJSON(w, http.StatusOK, map[string]any{"modes": modesJSON(m)})
 	return nil
 }
 
 func (s *Server) setModes(w http.ResponseWriter, r *http.Request) error {
 	var req map[string]string
-	if err := readJSON(r, &req); err != nil {
+	if err := ReadJSON(r, &req); err != nil {
 		return err
 	}
 	id := r.PathValue("id")
@@ -699,7 +710,7 @@ func (s *Server) data(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	WriteJSON(w, http.StatusOK, struct {
 		*host.DataValue
 		Value json.RawMessage `json:"value"`
 	}{v, raw})
@@ -711,7 +722,7 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	WriteJSON(w, http.StatusOK, map[string]any{"tools": tools})
 	return nil
 }
 
@@ -727,14 +738,14 @@ type callReply struct {
 
 func reply(w http.ResponseWriter, res *host.CallResult) error {
 	if res.Confirmation != nil {
-		writeJSON(w, http.StatusAccepted, callReply{Status: "confirm", Confirmation: res.Confirmation})
+		WriteJSON(w, http.StatusAccepted, callReply{Status: "confirm", Confirmation: res.Confirmation})
 		return nil
 	}
 	raw, err := value(res.Value)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callReply{Status: "ok", Result: raw, Untrusted: res.Untrusted, DurationUs: res.Duration.Microseconds()})
+	WriteJSON(w, http.StatusOK, callReply{Status: "ok", Result: raw, Untrusted: res.Untrusted, DurationUs: res.Duration.Microseconds()})
 	return nil
 }
 
@@ -749,7 +760,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 		Turn  string          `json:"turn"`
 		Drawn string          `json:"drawn"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.Drawn != "" && req.Turn != "" {
@@ -776,7 +787,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) pending(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"confirmations": s.h.Pending()})
+	WriteJSON(w, http.StatusOK, map[string]any{"confirmations": s.h.Pending()})
 	return nil
 }
 
@@ -784,7 +795,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Approve *bool `json:"approve"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := ReadJSON(r, &req); err != nil {
 		return err
 	}
 	if req.Approve == nil {
@@ -799,7 +810,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) endTurn(w http.ResponseWriter, r *http.Request) error {
 	s.h.EndTurn(r.PathValue("turn"))
-	writeJSON(w, http.StatusOK, map[string]any{"ended": r.PathValue("turn")})
+	WriteJSON(w, http.StatusOK, map[string]any{"ended": r.PathValue("turn")})
 	return nil
 }
 
@@ -816,6 +827,6 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+	WriteJSON(w, http.StatusOK, map[string]any{"entries": entries})
 	return nil
 }

@@ -685,21 +685,21 @@ func campusRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"services": rows, "account": acct})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"services": rows, "account": acct})
 	})
 	srv.HandleFunc("PUT /v1/campus/{service}", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Cookie string `json:"cookie"`
 			Token  string `json:"token"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		s, err := campus.Login(r.Context(), campus.NewSQLSessions(db), r.PathValue("service"), body.Cookie, body.Token, h.Now())
 		if err != nil {
 			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: err.Error()}
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"service": s.Service, "signedIn": true, "holds": sessionSummary(s)})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"service": s.Service, "signedIn": true, "holds": sessionSummary(s)})
 	})
 	srv.HandleFunc("DELETE /v1/campus/{service}", func(w http.ResponseWriter, r *http.Request) error {
 		err := campus.Logout(r.Context(), campus.NewSQLSessions(db), r.PathValue("service"))
@@ -709,7 +709,7 @@ func campusRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"service": r.PathValue("service"), "signedIn": false})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"service": r.PathValue("service"), "signedIn": false})
 	})
 	return nil
 }
@@ -797,7 +797,7 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 				Password string `json:"password"`
 			} `json:"its"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if body.Username == "" || body.Password == "" {
@@ -830,13 +830,13 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			out = append(out, answer(res))
 			anyOK = anyOK || res.OK
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"results": out, "remembered": anyOK && body.Remember})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"results": out, "remembered": anyOK && body.Remember})
 	})
 	srv.HandleFunc("POST /v1/campus/qr", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Service string `json:"service"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if err := unknown([]string{body.Service}); err != nil {
@@ -856,7 +856,7 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		if ct == "" {
 			ct = "image/png"
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"id": id, "service": body.Service,
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "service": body.Service,
 			"image":       "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(q.Image),
 			"pollEveryMs": campus.QRInterval.Milliseconds(), "maxPolls": campus.QRPolls})
 	})
@@ -864,7 +864,7 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		var body struct {
 			ID string `json:"id"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if _, err := signer(); err != nil {
@@ -878,15 +878,15 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			return err
 		}
 		if res == nil {
-			return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status})
+			return api.WriteJSON(w, http.StatusOK, map[string]any{"status": status})
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"status": status, "result": answer(*res)})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"status": status, "result": answer(*res)})
 	})
 	srv.HandleFunc("POST /v1/campus/treehole/sms", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Code string `json:"code"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		c, err := newCampusClient(db)
@@ -902,34 +902,34 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			return &api.Error{Status: http.StatusBadRequest, Code: "refused", Message: err.Error()}
 		}
 		if body.Code == "" {
-			return writeAPIJSON(w, http.StatusOK, map[string]any{"sent": true, "message": msg})
+			return api.WriteJSON(w, http.StatusOK, map[string]any{"sent": true, "message": msg})
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"verified": true, "message": msg})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"verified": true, "message": msg})
 	})
 	srv.HandleFunc("POST /v1/campus/logout", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Service string `json:"service"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if body.Service == "" {
 			if err := logoutAll(r.Context(), db); err != nil {
 				return err
 			}
-			return writeAPIJSON(w, http.StatusOK, map[string]any{"signedOut": "all"})
+			return api.WriteJSON(w, http.StatusOK, map[string]any{"signedOut": "all"})
 		}
 		if err := campus.Logout(r.Context(), campus.NewSQLSessions(db), body.Service); err != nil {
 			return &api.Error{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"signedOut": body.Service})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"signedOut": body.Service})
 	})
 	srv.HandleFunc("POST /v1/campus/bind", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Username string `json:"username"`
 			Password string `json:"password"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if body.Username == "" || body.Password == "" {
@@ -946,13 +946,13 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 		if err := sg.Accounts.SavePending(r.Context(), st); err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"smsSentTo": st.MobileMask, "next": "POST /v1/campus/bind/finish"})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"smsSentTo": st.MobileMask, "next": "POST /v1/campus/bind/finish"})
 	})
 	srv.HandleFunc("POST /v1/campus/bind/finish", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Code string `json:"code"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		sg, err := signer()
@@ -978,7 +978,7 @@ func campusSignInRoutes(h *host.Host, srv *api.Server) {
 			return err
 		}
 		sg.Accounts.ClearPending(r.Context())
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"bound": true})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"bound": true})
 	})
 }
 

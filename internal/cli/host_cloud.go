@@ -500,13 +500,13 @@ func cloudRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, rep)
+		return api.WriteJSON(w, http.StatusOK, rep)
 	})
 	srv.HandleFunc("PUT /v1/cloud", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			URL *string `json:"url"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if body.URL == nil {
@@ -519,23 +519,23 @@ func cloudRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, rep)
+		return api.WriteJSON(w, http.StatusOK, rep)
 	})
 	srv.HandleFunc("POST /v1/cloud/test", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			URL string `json:"url"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		meta, err := m.Check(r.Context(), body.URL)
 		if err != nil {
 			return cloudAPIError(err)
 		}
-		return writeAPIJSON(w, http.StatusOK, meta)
+		return api.WriteJSON(w, http.StatusOK, meta)
 	})
 	srv.HandleFunc("GET /v1/cloud/status", func(w http.ResponseWriter, r *http.Request) error {
-		return writeAPIJSON(w, http.StatusOK, m.Status(r.Context()))
+		return api.WriteJSON(w, http.StatusOK, m.Status(r.Context()))
 	})
 	decl := func(r *http.Request) (*cloud.Decl, error) {
 		id := r.PathValue("id")
@@ -554,7 +554,7 @@ func cloudRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, p)
+		return api.WriteJSON(w, http.StatusOK, p)
 	}
 	srv.HandleFunc("GET /v1/cloud/plugins/{id}/consent", func(w http.ResponseWriter, r *http.Request) error {
 		d, err := decl(r)
@@ -567,7 +567,7 @@ func cloudRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		var body struct {
 			Actor string `json:"actor"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if body.Actor != string(host.ActorUser) {
@@ -610,7 +610,7 @@ func cloudRoutes(_ context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, rep)
+		return api.WriteJSON(w, http.StatusOK, rep)
 	})
 	return nil
 }

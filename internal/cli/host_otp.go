@@ -213,25 +213,25 @@ func abilityServe(ctx context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"set": ok})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"set": ok})
 	})
 	srv.HandleFunc("PUT /v1/otp", func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Secret string `json:"secret"`
 		}
-		if err := readAPIJSON(r, &body); err != nil {
+		if err := api.ReadJSON(r, &body); err != nil {
 			return err
 		}
 		if err := abilities.SetOTPSecret(r.Context(), db, body.Secret, h.Now()); err != nil {
 			return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: err.Error()}
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"set": true})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"set": true})
 	})
 	srv.HandleFunc("DELETE /v1/otp", func(w http.ResponseWriter, r *http.Request) error {
 		if err := abilities.ClearOTPSecret(r.Context(), db); err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"set": false})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"set": false})
 	})
 	srv.HandleFunc("GET /v1/todos", func(w http.ResponseWriter, r *http.Request) error {
 		items, more, err := abilities.Todos(r.Context(), db, nil, 200)
@@ -243,7 +243,7 @@ func abilityServe(ctx context.Context, h *host.Host, srv *api.Server) error {
 			out[i] = map[string]any{"id": t.ID, "title": t.Title, "notes": t.Notes, "due": t.Due, "done": t.Done,
 				"source": t.Plugin, "created": t.Created, "updated": t.Updated}
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"items": out, "hasMore": more})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"items": out, "hasMore": more})
 	})
 	srv.HandleFunc("GET /v1/timetable", func(w http.ResponseWriter, r *http.Request) error {
 		wd := 0
@@ -262,7 +262,7 @@ func abilityServe(ctx context.Context, h *host.Host, srv *api.Server) error {
 		if err != nil {
 			return err
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"entries": json.RawMessage(b)})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"entries": json.RawMessage(b)})
 	})
 	srv.HandleFunc("GET /v1/schedules", func(w http.ResponseWriter, r *http.Request) error {
 		ss, err := set.Scheduler().List(r.Context(), r.URL.Query().Get("plugin"))
@@ -286,7 +286,7 @@ func abilityServe(ctx context.Context, h *host.Host, srv *api.Server) error {
 			}
 			out[i] = m
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"items": out})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"items": out})
 	})
 	srv.HandleFunc("GET /v1/schedules/{id}/runs", func(w http.ResponseWriter, r *http.Request) error {
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -311,7 +311,7 @@ func abilityServe(ctx context.Context, h *host.Host, srv *api.Server) error {
 			out[i] = map[string]any{"at": run.At, "ok": run.OK, "result": json.RawMessage(res), "error": run.Error,
 				"durationMs": run.Duration.Milliseconds()}
 		}
-		return writeAPIJSON(w, http.StatusOK, map[string]any{"runs": out})
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"runs": out})
 	})
 	return nil
 }
@@ -334,24 +334,4 @@ func schedulerLoop(ctx context.Context, sc *abilities.Scheduler, log *slog.Logge
 		case <-t.C:
 		}
 	}
-}
-
-// writeAPIJSON writes v as the API's replies are written.
-func writeAPIJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// readAPIJSON decodes a request body strictly; a bad body is a 400.
-func readAPIJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "the body is not the JSON this route takes: " + err.Error()}
-	}
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -107,11 +106,11 @@ func (m *modelRoutes) show(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyJSON(w, http.StatusOK, v)
+	return api.WriteJSON(w, http.StatusOK, v)
 }
 
 func (m *modelRoutes) presets(w http.ResponseWriter, r *http.Request) error {
-	return replyJSON(w, http.StatusOK, map[string]any{"presets": agent.Presets})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"presets": agent.Presets})
 }
 
 func settingsError(field, format string, args ...any) error {
@@ -144,7 +143,7 @@ func changeError(err error) error {
 
 func (m *modelRoutes) set(w http.ResponseWriter, r *http.Request) error {
 	var ch agent.Change
-	if err := strictJSON(r, &ch); err != nil {
+	if err := api.ReadJSON(r, &ch); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -165,7 +164,7 @@ func (m *modelRoutes) set(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v.KeyDropped = done.KeyDropped
-	return replyJSON(w, http.StatusOK, v)
+	return api.WriteJSON(w, http.StatusOK, v)
 }
 
 // test is POST /v1/model/test: the configuration in use, changed by the
@@ -176,7 +175,7 @@ func (m *modelRoutes) set(w http.ResponseWriter, r *http.Request) error {
 // it (it is cut out of the provider's message).
 func (m *modelRoutes) test(w http.ResponseWriter, r *http.Request) error {
 	var ch agent.Change
-	if err := strictJSON(r, &ch); err != nil {
+	if err := api.ReadJSON(r, &ch); err != nil {
 		return err
 	}
 	cur, _, err := agent.LoadConfig(m.dir, m.getenv)
@@ -201,10 +200,10 @@ func (m *modelRoutes) test(w http.ResponseWriter, r *http.Request) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			msg = fmt.Sprintf("%s did not answer within %s", agent.ProviderName(cur.BaseURL), modelTestTimeout)
 		}
-		return replyJSON(w, http.StatusOK, map[string]any{"ok": false, "provider": agent.ProviderName(cur.BaseURL), "model": cur.Model,
+		return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "provider": agent.ProviderName(cur.BaseURL), "model": cur.Model,
 			"error": redact(msg, cur.APIKey, stored)})
 	}
-	return replyJSON(w, http.StatusOK, res)
+	return api.WriteJSON(w, http.StatusOK, res)
 }
 
 // redact cuts every secret of at least four bytes out of s.
@@ -302,7 +301,7 @@ func (rr *remoteRoutes) describe(ctx context.Context, b *remoteBody) (*mcpx.Remo
 
 func (rr *remoteRoutes) review(w http.ResponseWriter, r *http.Request) error {
 	var b remoteBody
-	if err := strictJSON(r, &b); err != nil {
+	if err := api.ReadJSON(r, &b); err != nil {
 		return err
 	}
 	if b.Hash != "" {
@@ -318,7 +317,7 @@ func (rr *remoteRoutes) review(w http.ResponseWriter, r *http.Request) error {
 	if _, err := rr.h.Show(r.Context(), sh.ID); err == nil {
 		return &host.Conflict{Msg: fmt.Sprintf("plugin %s is already installed", sh.ID)}
 	}
-	return replyJSON(w, http.StatusOK, sh)
+	return api.WriteJSON(w, http.StatusOK, sh)
 }
 
 // add is POST /v1/remote-plugins: describe the server again and add it
@@ -326,7 +325,7 @@ func (rr *remoteRoutes) review(w http.ResponseWriter, r *http.Request) error {
 // the token sealed by the registry.
 func (rr *remoteRoutes) add(w http.ResponseWriter, r *http.Request) error {
 	var b remoteBody
-	if err := strictJSON(r, &b); err != nil {
+	if err := api.ReadJSON(r, &b); err != nil {
 		return err
 	}
 	if err := b.check(); err != nil {
@@ -346,7 +345,7 @@ func (rr *remoteRoutes) add(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyJSON(w, http.StatusCreated, map[string]any{"id": p.ID, "name": sh.Name, "tools": len(p.Server.Tools), "hasToken": p.HasToken})
+	return api.WriteJSON(w, http.StatusCreated, map[string]any{"id": p.ID, "name": sh.Name, "tools": len(p.Server.Tools), "hasToken": p.HasToken})
 }
 
 // refresh is POST /v1/remote-plugins/{id}/refresh: the server's tools listed again (as
@@ -356,7 +355,7 @@ func (rr *remoteRoutes) refresh(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		Lang string `json:"lang"`
 	}
-	if err := strictJSON(r, &b); err != nil {
+	if err := api.ReadJSON(r, &b); err != nil {
 		return err
 	}
 	lang, err := msg.Resolve(b.Lang, func(string) string { return "" })
@@ -367,39 +366,5 @@ func (rr *remoteRoutes) refresh(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyJSON(w, http.StatusOK, o)
-}
-
-// strictJSON decodes the body into v: unknown fields and trailing data
-// are errors; an empty body leaves v.
-func strictJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: fmt.Sprintf("the body is over %d bytes", api.MaxBody)}
-		}
-		return err
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "the body is not the JSON this route takes: " + err.Error()}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &api.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "the body is not the JSON this route takes: more than one JSON value"}
-	}
-	return nil
-}
-
-func replyJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return api.WriteJSON(w, http.StatusOK, o)
 }
