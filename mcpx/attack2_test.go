@@ -9,9 +9,6 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/pkuinfo/harness/host"
-	"github.com/pkuinfo/harness/plugin"
 )
 
 // TestAttack2SessionToSessionless: one client of /mcp (one address, one token) reads untrusted
@@ -21,21 +18,9 @@ import (
 // "use a new session for it"). The same client's turns should hold what any of them read, as the
 // sessionless grouping by client already intends.
 func TestAttack2SessionToSessionless(t *testing.T) {
-	e := newTestEnv(t)
 	ctx := context.Background()
-	if err := e.h.SetMode(ctx, "notes", plugin.EffectWrite, host.ModeAuto); err != nil {
-		t.Fatal(err)
-	}
-	h := Handler(NewServer(e.b, Options{}), "", nil)
-	ts := httptest.NewServer(h)
-	defer ts.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1, DisableStandaloneSSE: true},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	h, _, dial := httpClients(t)
+	cs := dial("2025-06-18")
 	if cs.ID() == "" {
 		t.Fatal("no session")
 	}

@@ -21,24 +21,8 @@ import (
 // is a Community plugin, so every result of it is untrusted; its writes are
 // set to auto, so only the taint can make them ask.
 func TestHTTPTaintAcrossRequests(t *testing.T) {
-	e := newTestEnv(t)
 	ctx := context.Background()
-	if err := e.h.SetMode(ctx, "notes", plugin.EffectWrite, host.ModeAuto); err != nil {
-		t.Fatal(err)
-	}
-	h := Handler(NewServer(e.b, Options{}), "", nil)
-	ts := httptest.NewServer(h)
-	defer ts.Close()
-	dial := func(version string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1, DisableStandaloneSSE: true},
-			&mcp.ClientSessionOptions{ProtocolVersion: version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
+	h, ts, dial := httpClients(t)
 	call := func(cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		if err != nil {
@@ -192,4 +176,31 @@ func TestHTTPSessionCap(t *testing.T) {
 	for _, cs := range open[1:] {
 		cs.Close()
 	}
+}
+
+// httpClients serves /mcp over a test env whose Community plugin notes has its
+// writes at auto (so only taint makes them ask), and returns the handler, its
+// server, and dial, which opens a client session of the given protocol
+// version ("" for the sessionless default), closed at the test's end.
+func httpClients(t *testing.T) (http.Handler, *httptest.Server, func(version string) *mcp.ClientSession) {
+	t.Helper()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	if err := e.h.SetMode(ctx, "notes", plugin.EffectWrite, host.ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	h := Handler(NewServer(e.b, Options{}), "", nil)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	dial := func(version string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1, DisableStandaloneSSE: true},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	return h, ts, dial
 }
